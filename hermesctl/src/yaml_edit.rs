@@ -1,0 +1,1181 @@
+//! Comment-preserving edits of config.yaml: set one dotted key by rewriting only its line, verified by re-parsing.
+//!
+//! The editor understands only the plain subset of YAML that hand-written config files use: block mappings
+//! with `key: value` lines. Whenever the file leaves that subset near the key being set, `set` refuses and
+//! hands back a snippet to add by hand. Every edit is re-parsed and compared with the intended result before
+//! it is returned, so a wrong line edit never reaches disk.
+
+use std::fmt;
+use std::ops::Range;
+
+use serde_yaml::{Mapping, Value};
+
+/// Why an edit could not be made automatically. `manual` is the YAML the user should add by hand.
+#[derive(Debug)]
+pub enum EditError {
+    /// The existing text does not parse; `line`/`column` are 1-based when known.
+    Malformed {
+        message: String,
+        line: Option<usize>,
+        column: Option<usize>,
+    },
+    /// The key is invalid (empty segment, etc.).
+    BadKey(String),
+    /// The edit cannot be done safely line-wise (flow-style parent, key currently holds a mapping or list,
+    /// multi-line scalar, anchors, etc.). `manual` holds the snippet to add by hand, e.g. "model:\n  default: gpt-4o\n".
+    Refused { reason: String, manual: String },
+}
+
+impl fmt::Display for EditError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Malformed {
+                message,
+                line,
+                column,
+            } => {
+                f.write_str("does not parse")?;
+                match (line, column) {
+                    (Some(line), Some(column)) => write!(f, " at line {line}, column {column}")?,
+                    (Some(line), None) => write!(f, " at line {line}")?,
+                    _ => {}
+                }
+                write!(f, ": {message}")
+            }
+            Self::BadKey(why) => write!(f, "invalid key: {why}"),
+            Self::Refused { reason, manual } => write!(
+                f,
+                "cannot set it safely ({reason}); add this by hand:\n{}",
+                manual.trim_end_matches('\n')
+            ),
+        }
+    }
+}
+
+impl std::error::Error for EditError {}
+
+/// Parse VALUE typed on the command line as a YAML scalar ("42" -> int, "true" -> bool, "null", "a b" -> string, "'x'" -> string).
+/// Anything that parses to a mapping or sequence is allowed too (e.g. "[a, b]") but `set` will then write it in flow style on one line.
+///
+/// Only flow collections (`[..]`, `{..}`) become collections; text such as `a: b` or `- a` stays a string, and so does
+/// anything YAML would silently alter (a ` #` comment, an anchor, a tag, a block scalar indicator).
+pub fn parse_cli_value(raw: &str) -> Value {
+    let trimmed = raw.trim();
+    let literal = || Value::String(raw.to_string());
+    let quoted = trimmed.starts_with(['"', '\'']);
+    if trimmed.is_empty()
+        || trimmed.starts_with(['&', '*', '!', '#', '|', '>', '%', '@', '`'])
+        || (!quoted && (trimmed.contains(" #") || trimmed.contains('\n')))
+    {
+        return literal();
+    }
+    let flow_collection = trimmed.starts_with(['[', '{']);
+    match serde_yaml::from_str::<Value>(raw) {
+        Ok(Value::Null) if matches!(trimmed, "null" | "Null" | "NULL" | "~") => Value::Null,
+        Ok(value @ (Value::Sequence(_) | Value::Mapping(_))) if flow_collection => value,
+        Ok(value @ (Value::Bool(_) | Value::Number(_) | Value::String(_))) => value,
+        _ => literal(),
+    }
+}
+
+/// Look up a dotted key (e.g. "model.default") in YAML text. Ok(None) when absent. Errors when text is malformed.
+pub fn get(text: &str, key: &str) -> Result<Option<Value>, EditError> {
+    let path = split_key(key)?;
+    let tree = parse(text)?;
+    Ok(lookup(&tree, &path).cloned())
+}
+
+/// Return new text where KEY is set to VALUE, everything else byte-identical where possible.
+pub fn set(text: &str, key: &str, value: &Value) -> Result<String, EditError> {
+    let path = split_key(key)?;
+    let manual = manual_snippet(&path, value);
+    let refuse = |reason: String| EditError::Refused {
+        reason,
+        manual: manual.clone(),
+    };
+    let lines = split_lines(text);
+    let body_start = document_body_start(&lines).map_err(refuse)?;
+    let old_tree = parse(text)?;
+    if lookup(&old_tree, &path) == Some(value) {
+        return Ok(text.to_string());
+    }
+    let editor = LineEditor {
+        text,
+        lines: &lines,
+        path: &path,
+        old_tree: &old_tree,
+    };
+    let new_text = editor.edit(body_start, value).map_err(refuse)?;
+    verify(&old_tree, &new_text, &path, value).map_err(refuse)?;
+    Ok(new_text)
+}
+
+fn split_key(key: &str) -> Result<Vec<&str>, EditError> {
+    if key.is_empty() {
+        return Err(EditError::BadKey("the key is empty".into()));
+    }
+    let path: Vec<&str> = key.split('.').collect();
+    let problem = if path.iter().any(|segment| segment.is_empty()) {
+        Some("has an empty segment")
+    } else if path.iter().any(|segment| segment.trim() != *segment) {
+        Some("has a segment with leading or trailing spaces")
+    } else if key.chars().any(char::is_control) {
+        Some("contains control characters")
+    } else {
+        None
+    };
+    match problem {
+        Some(problem) => Err(EditError::BadKey(format!("`{key}` {problem}"))),
+        None => Ok(path),
+    }
+}
+
+fn parse(text: &str) -> Result<Value, EditError> {
+    serde_yaml::from_str(text).map_err(|err| {
+        let location = err.location();
+        let mut message = err.to_string();
+        if let Some(location) = &location {
+            let position = format!(" at line {} column {}", location.line(), location.column());
+            message = message.replacen(&position, "", 1);
+        }
+        EditError::Malformed {
+            message,
+            line: location.as_ref().map(|l| l.line()),
+            column: location.as_ref().map(|l| l.column()),
+        }
+    })
+}
+
+/// How mapping keys in the file compare with a segment of the dotted path (`8080` matches "8080").
+fn key_matches(key: &Value, segment: &str) -> bool {
+    match key {
+        Value::String(s) => s == segment,
+        Value::Number(n) => n.to_string() == segment,
+        Value::Bool(b) => b.to_string() == segment,
+        _ => false,
+    }
+}
+
+fn lookup<'v>(tree: &'v Value, path: &[&str]) -> Option<&'v Value> {
+    path.iter().try_fold(tree, |node, segment| match node {
+        Value::Mapping(map) => map
+            .iter()
+            .find(|(k, _)| key_matches(k, segment))
+            .map(|(_, v)| v),
+        _ => None,
+    })
+}
+
+/// The tree `set` must produce: `tree` with `path` set to `value`, creating mappings on the way.
+fn set_path(tree: &mut Value, path: &[&str], value: Value) -> Option<()> {
+    let Some((first, rest)) = path.split_first() else {
+        *tree = value;
+        return Some(());
+    };
+    if tree.is_null() {
+        *tree = Value::Mapping(Mapping::new());
+    }
+    let Value::Mapping(map) = tree else {
+        return None;
+    };
+    let key = map.keys().find(|k| key_matches(k, first)).cloned();
+    let key = key.unwrap_or_else(|| Value::String((*first).to_string()));
+    set_path(map.entry(key).or_insert(Value::Null), rest, value)
+}
+
+fn verify(old_tree: &Value, new_text: &str, path: &[&str], value: &Value) -> Result<(), String> {
+    let new_tree: Value = serde_yaml::from_str(new_text)
+        .map_err(|err| format!("the edited file would not parse: {err}"))?;
+    let mut expected = old_tree.clone();
+    set_path(&mut expected, path, value.clone())
+        .ok_or_else(|| "a parent of the key is not a mapping".to_string())?;
+    if new_tree == expected {
+        Ok(())
+    } else {
+        Err("the line edit did not give the expected result".into())
+    }
+}
+
+fn manual_snippet(path: &[&str], value: &Value) -> String {
+    let nested = path.iter().rev().fold(value.clone(), |inner, segment| {
+        let mut map = Mapping::new();
+        map.insert(Value::String((*segment).to_string()), inner);
+        Value::Mapping(map)
+    });
+    serde_yaml::to_string(&nested).unwrap_or_default()
+}
+
+fn describe(value: Option<&Value>) -> &'static str {
+    match value {
+        Some(Value::String(_)) => "a string",
+        Some(Value::Number(_)) => "a number",
+        Some(Value::Bool(_)) => "a boolean",
+        Some(Value::Null) => "null",
+        Some(Value::Sequence(_)) => "a list",
+        Some(Value::Mapping(_)) => "a flow-style mapping",
+        Some(Value::Tagged(_)) => "a tagged value",
+        None => "not a plain mapping",
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering values on one line.
+
+fn render_value(value: &Value, in_flow: bool) -> Result<String, String> {
+    let flow = |item: &Value| render_value(item, true);
+    Ok(match value {
+        Value::Sequence(items) => {
+            let items: Vec<String> = items.iter().map(flow).collect::<Result<_, _>>()?;
+            format!("[{}]", items.join(", "))
+        }
+        Value::Mapping(map) => {
+            let entries = map
+                .iter()
+                .map(|(k, v)| Ok(format!("{}: {}", flow(k)?, flow(v)?)));
+            format!(
+                "{{{}}}",
+                entries.collect::<Result<Vec<_>, String>>()?.join(", ")
+            )
+        }
+        Value::Tagged(_) => return Err("tagged values cannot be written automatically".into()),
+        // Inside `[..]`/`{..}` these characters end a plain scalar.
+        Value::String(s) if in_flow => match render_scalar(value)? {
+            plain
+                if !plain.starts_with(['\'', '"'])
+                    && plain.contains([',', '[', ']', '{', '}', '#', ':', '?']) =>
+            {
+                double_quoted(s)
+            }
+            plain => plain,
+        },
+        scalar => render_scalar(scalar)?,
+    })
+}
+
+fn render_scalar(value: &Value) -> Result<String, String> {
+    let rendered = serde_yaml::to_string(value).map_err(|err| err.to_string())?;
+    let rendered = rendered.strip_suffix('\n').unwrap_or(&rendered);
+    match value {
+        // serde_yaml follows YAML 1.2; quote the YAML 1.1 booleans too so no reader takes them for one.
+        Value::String(s) if is_yaml11_bool(s) => Ok(format!("'{s}'")),
+        _ if !rendered.contains('\n') => Ok(rendered.to_string()),
+        Value::String(s) => Ok(double_quoted(s)),
+        _ => Err("the value cannot be written on one line".into()),
+    }
+}
+
+fn is_yaml11_bool(s: &str) -> bool {
+    let words = ["y", "yes", "n", "no", "on", "off", "true", "false"];
+    words
+        .iter()
+        .any(|w| s == *w || s == w.to_uppercase() || s == w[..1].to_uppercase() + &w[1..])
+}
+
+fn double_quoted(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading the file line by line.
+
+struct Line<'a> {
+    /// Byte offset of the line in the file.
+    start: usize,
+    /// Byte offset just past the line ending.
+    end: usize,
+    /// The line without its line ending.
+    text: &'a str,
+    indent: usize,
+}
+
+impl Line<'_> {
+    fn is_content(&self) -> bool {
+        let trimmed = self.text.trim_start();
+        !trimmed.is_empty() && !trimmed.starts_with('#')
+    }
+
+    fn is_sequence_entry(&self) -> bool {
+        let rest = &self.text[self.indent..];
+        rest == "-" || rest.starts_with("- ") || rest.starts_with("-\t")
+    }
+}
+
+fn split_lines(text: &str) -> Vec<Line<'_>> {
+    let mut start = 0;
+    text.split_inclusive('\n')
+        .map(|raw| {
+            let body = raw.strip_suffix('\n').unwrap_or(raw);
+            let body = body.strip_suffix('\r').unwrap_or(body);
+            let line = Line {
+                start,
+                end: start + raw.len(),
+                text: body,
+                indent: body.len() - body.trim_start_matches(' ').len(),
+            };
+            start = line.end;
+            line
+        })
+        .collect()
+}
+
+/// Index of the first line after an optional leading `---`; refuses any other document marker.
+fn document_body_start(lines: &[Line]) -> Result<usize, String> {
+    let mut body_start = 0;
+    let mut seen_content = false;
+    for (idx, line) in lines.iter().enumerate() {
+        let marker = ["---", "..."]
+            .iter()
+            .find_map(|m| line.text.strip_prefix(m));
+        match marker {
+            Some(rest) if rest.is_empty() || rest.starts_with([' ', '\t']) => {
+                let rest = rest.trim_start();
+                if seen_content
+                    || line.text.starts_with("...")
+                    || !(rest.is_empty() || rest.starts_with('#'))
+                {
+                    return Err(format!(
+                        "line {} is a YAML document marker; only a single document is supported",
+                        idx + 1
+                    ));
+                }
+                body_start = idx + 1;
+                seen_content = true;
+            }
+            _ => seen_content |= line.is_content(),
+        }
+    }
+    Ok(body_start)
+}
+
+/// A `key: value` line. Offsets are byte offsets within the line.
+struct KeyLine {
+    key: Value,
+    indent: usize,
+    value: Inline,
+}
+
+enum Inline {
+    /// Nothing (or only a comment) after the colon: the value, if any, is on the following lines.
+    Empty { colon_end: usize },
+    /// A one-line scalar or flow collection.
+    Value { start: usize, end: usize },
+    /// Something this editor does not rewrite; the text says why.
+    Unsupported(&'static str),
+}
+
+fn parse_key_line(line: &Line) -> Option<KeyLine> {
+    let rest = &line.text[line.indent..];
+    let key_len = match rest.chars().next()? {
+        '"' | '\'' => quoted_len(rest)?,
+        '[' | ']' | '{' | '}' | ',' | '#' | '&' | '*' | '!' | '|' | '>' | '%' | '@' | '`' => {
+            return None;
+        }
+        '-' | '?' | ':' if rest.len() == 1 || rest[1..].starts_with([' ', '\t']) => return None,
+        _ => plain_key_len(rest)?,
+    };
+    let after_key = &rest[key_len..];
+    let colon = key_len + after_key.len() - after_key.trim_start_matches(' ').len();
+    let after_colon = rest[colon..].strip_prefix(':')?;
+    if !(after_colon.is_empty() || after_colon.starts_with([' ', '\t'])) {
+        return None;
+    }
+    let key = serde_yaml::from_str::<Value>(rest[..key_len].trim_end()).ok()?;
+    if !matches!(key, Value::String(_) | Value::Number(_) | Value::Bool(_)) {
+        return None;
+    }
+    let colon_end = line.indent + colon + 1;
+    Some(KeyLine {
+        key,
+        indent: line.indent,
+        value: parse_inline(line.text, colon_end),
+    })
+}
+
+/// Length of a plain key: up to the first `:` followed by a space or the end of the line.
+fn plain_key_len(rest: &str) -> Option<usize> {
+    let bytes = rest.as_bytes();
+    for (i, byte) in bytes.iter().enumerate() {
+        let next = bytes.get(i + 1);
+        match byte {
+            b':' if matches!(next, None | Some(b' ' | b'\t')) => return Some(i),
+            b'#' if i > 0 && matches!(bytes[i - 1], b' ' | b'\t') => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Length of a quoted scalar at the start of `s`, including both quotes; None when it does not close on this line.
+fn quoted_len(s: &str) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let quote = *bytes.first()?;
+    let mut i = 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if quote == b'"' => i += 2,
+            b'\'' if quote == b'\'' && bytes.get(i + 1) == Some(&b'\'') => i += 2,
+            byte if byte == quote => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Length of a flow collection at the start of `s`; None when it does not close on this line.
+fn flow_len(s: &str) -> Option<usize> {
+    let bytes = s.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < bytes.len() {
+        let after_separator =
+            i > 0 && matches!(bytes[i - 1], b'[' | b'{' | b',' | b':' | b' ' | b'\t');
+        match bytes[i] {
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            b'"' | b'\'' if after_separator => {
+                i += quoted_len(&s[i..])?;
+                continue;
+            }
+            b'#' if i > 0 && matches!(bytes[i - 1], b' ' | b'\t') => return None,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+fn parse_inline(text: &str, colon_end: usize) -> Inline {
+    let after_colon = &text[colon_end..];
+    let start = colon_end + after_colon.len() - after_colon.trim_start_matches([' ', '\t']).len();
+    let rest = &text[start..];
+    let len = match rest.chars().next() {
+        None | Some('#') => return Inline::Empty { colon_end },
+        Some('&') => return Inline::Unsupported("it has a YAML anchor (&)"),
+        Some('*') => return Inline::Unsupported("it is a YAML alias (*)"),
+        Some('!') => return Inline::Unsupported("it has a YAML tag (!)"),
+        Some('|' | '>') => return Inline::Unsupported("it is a multi-line block scalar"),
+        Some('"' | '\'') => quoted_len(rest),
+        Some('[' | '{') => flow_len(rest),
+        Some(_) => {
+            let comment = [" #", "\t#"].iter().filter_map(|c| rest.find(c)).min();
+            Some(rest[..comment.unwrap_or(rest.len())].trim_end().len())
+        }
+    };
+    let Some(len) = len else {
+        return Inline::Unsupported("its value continues on the next line");
+    };
+    let tail = rest[len..].trim_start_matches([' ', '\t']);
+    if !(tail.is_empty() || tail.starts_with('#')) {
+        return Inline::Unsupported("there is unexpected text after its value");
+    }
+    Inline::Value {
+        start,
+        end: start + len,
+    }
+}
+
+/// The direct children of one block mapping.
+#[derive(Default)]
+struct Block {
+    child_indent: Option<usize>,
+    children: Vec<(usize, KeyLine)>,
+    last_content: Option<usize>,
+}
+
+fn scan_block(lines: &[Line], range: Range<usize>, owner: &str) -> Result<Block, String> {
+    let mut block = Block::default();
+    for idx in range {
+        let line = &lines[idx];
+        if !line.is_content() {
+            continue;
+        }
+        block.last_content = Some(idx);
+        let child_indent = *block.child_indent.get_or_insert(line.indent);
+        if line.indent > child_indent {
+            continue;
+        }
+        if line.indent == child_indent {
+            if let Some(key_line) = parse_key_line(line) {
+                block.children.push((idx, key_line));
+                continue;
+            }
+            if line.is_sequence_entry() {
+                // A list may sit at the same indent as the key that holds it.
+                match block.children.last() {
+                    None => return Err(format!("{owner} is a list, not a mapping")),
+                    Some((_, previous)) if matches!(previous.value, Inline::Empty { .. }) => {
+                        continue;
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        return Err(format!(
+            "line {} is not a simple `key: value` line",
+            idx + 1
+        ));
+    }
+    Ok(block)
+}
+
+/// Index of the first line after the value block of the key on `key_idx`.
+fn block_end(lines: &[Line], key_idx: usize, indent: usize) -> usize {
+    lines
+        .iter()
+        .enumerate()
+        .skip(key_idx + 1)
+        .find(|(_, l)| {
+            l.is_content() && (l.indent < indent || (l.indent == indent && !l.is_sequence_entry()))
+        })
+        .map_or(lines.len(), |(idx, _)| idx)
+}
+
+struct LineEditor<'a> {
+    text: &'a str,
+    lines: &'a [Line<'a>],
+    path: &'a [&'a str],
+    old_tree: &'a Value,
+}
+
+impl LineEditor<'_> {
+    fn name(&self, depth: usize) -> String {
+        format!("`{}`", self.path[..=depth].join("."))
+    }
+
+    /// Walk the path through the block mappings and rewrite or insert the one line that holds the key.
+    fn edit(&self, body_start: usize, value: &Value) -> Result<String, String> {
+        if !matches!(self.old_tree, Value::Null | Value::Mapping(_)) {
+            return Err("the top level of the file is not a mapping".into());
+        }
+        let rendered = render_value(value, false)?;
+        let mut range = body_start..self.lines.len();
+        let mut parent: Option<(usize, usize)> = None; // (line index, indent) of the enclosing key
+        for (depth, segment) in self.path.iter().enumerate() {
+            let owner = if depth == 0 {
+                "the top level".to_string()
+            } else {
+                self.name(depth - 1)
+            };
+            let block = scan_block(self.lines, range.clone(), &owner)?;
+            let found = block
+                .children
+                .iter()
+                .find(|(_, kl)| key_matches(&kl.key, segment));
+            let Some((idx, key_line)) = found else {
+                return self.insert_missing(depth, &block, parent, &rendered);
+            };
+            let line = &self.lines[*idx];
+            let end = block_end(self.lines, *idx, key_line.indent);
+            let first_below = self.lines[*idx + 1..end].iter().find(|l| l.is_content());
+            let is_last = depth + 1 == self.path.len();
+            match (&key_line.value, is_last) {
+                (Inline::Unsupported(why), _) => {
+                    return Err(format!("{}: {why}", self.name(depth)));
+                }
+                (Inline::Value { start, end }, true) => {
+                    if first_below.is_some() {
+                        return Err(format!(
+                            "{}: its value continues on the next line",
+                            self.name(depth)
+                        ));
+                    }
+                    return Ok(self.replace(line, *start..*end, &rendered));
+                }
+                (Inline::Empty { colon_end }, true) => {
+                    let Some(below) = first_below else {
+                        return Ok(self.replace(
+                            line,
+                            *colon_end..*colon_end,
+                            &format!(" {rendered}"),
+                        ));
+                    };
+                    let holds = if below.is_sequence_entry() {
+                        "holds a list"
+                    } else if parse_key_line(below).is_some() {
+                        "holds a mapping"
+                    } else {
+                        "has a value spanning several lines"
+                    };
+                    return Err(format!("{} {holds}", self.name(depth)));
+                }
+                (Inline::Value { .. }, false) => {
+                    let current = lookup(self.old_tree, &self.path[..=depth]);
+                    return Err(format!(
+                        "{} is {}, not a block mapping",
+                        self.name(depth),
+                        describe(current)
+                    ));
+                }
+                (Inline::Empty { .. }, false) => {
+                    parent = Some((*idx, key_line.indent));
+                    range = *idx + 1..end;
+                }
+            }
+        }
+        Err("the key was not found".into())
+    }
+
+    fn replace(&self, line: &Line, span: Range<usize>, new: &str) -> String {
+        let text = self.text;
+        format!(
+            "{}{new}{}",
+            &text[..line.start + span.start],
+            &text[line.start + span.end..]
+        )
+    }
+
+    /// Add `path[depth..]` as new lines at the end of `block` (or beneath its parent when it is empty).
+    fn insert_missing(
+        &self,
+        depth: usize,
+        block: &Block,
+        parent: Option<(usize, usize)>,
+        rendered: &str,
+    ) -> Result<String, String> {
+        let unit = self
+            .lines
+            .iter()
+            .filter(|l| l.is_content() && l.indent > 0)
+            .map(|l| l.indent)
+            .min();
+        let unit = unit.unwrap_or(2);
+        let indent = block
+            .child_indent
+            .or(parent.map(|(_, indent)| indent + unit))
+            .unwrap_or(0);
+        let after_line = block.last_content.or(parent.map(|(idx, _)| idx));
+        let position = match after_line {
+            Some(idx) if depth > 0 => self.lines[idx].end,
+            _ => self.text.len(),
+        };
+        let mut new_lines = Vec::new();
+        for (offset, segment) in self.path[depth..].iter().enumerate() {
+            let pad = " ".repeat(indent + offset * unit);
+            let key = render_scalar(&Value::String((*segment).to_string()))?;
+            if depth + offset + 1 == self.path.len() {
+                new_lines.push(format!("{pad}{key}: {rendered}"));
+            } else {
+                new_lines.push(format!("{pad}{key}:"));
+            }
+        }
+        let eol = if self.text.contains("\r\n") {
+            "\r\n"
+        } else {
+            "\n"
+        };
+        let (before, after) = self.text.split_at(position);
+        let block_text = new_lines.join(eol);
+        Ok(if before.is_empty() || before.ends_with('\n') {
+            format!("{before}{block_text}{eol}{after}")
+        } else {
+            // End of a file without a final newline: keep it that way.
+            format!("{before}{eol}{block_text}{after}")
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CONFIG: &str = "\
+# Hermes configuration
+model:
+  default: gpt-4o   # my model
+  temperature: 0.2
+
+  # fallback: gpt-4o-mini
+
+# Logging
+logging:
+  level: info
+";
+
+    fn set_raw(text: &str, key: &str, raw: &str) -> Result<String, EditError> {
+        set(text, key, &parse_cli_value(raw))
+    }
+
+    fn ok(text: &str, key: &str, raw: &str) -> String {
+        match set_raw(text, key, raw) {
+            Ok(new_text) => new_text,
+            Err(err) => panic!("set {key}={raw} failed: {err}"),
+        }
+    }
+
+    /// Asserts a refusal and returns (reason, manual).
+    fn refused(text: &str, key: &str, raw: &str) -> (String, String) {
+        match set_raw(text, key, raw) {
+            Err(EditError::Refused { reason, manual }) => (reason, manual),
+            other => panic!("expected a refusal for {key}={raw}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn replaces_scalar_keeping_comment_and_everything_else() {
+        let expected = CONFIG.replace(
+            "default: gpt-4o   # my model",
+            "default: claude-3   # my model",
+        );
+        assert_eq!(ok(CONFIG, "model.default", "claude-3"), expected);
+    }
+
+    #[test]
+    fn replaces_top_level_and_deeply_nested_scalars() {
+        let text = "port: 8080 # listen\na:\n  b:\n    c: old\n    d: 1\n  e: 2\n";
+        assert_eq!(
+            ok(text, "port", "9090"),
+            "port: 9090 # listen\na:\n  b:\n    c: old\n    d: 1\n  e: 2\n"
+        );
+        assert_eq!(
+            ok(text, "a.b.c", "new"),
+            "port: 8080 # listen\na:\n  b:\n    c: new\n    d: 1\n  e: 2\n"
+        );
+    }
+
+    #[test]
+    fn replaces_quoted_values_containing_hash_and_colon() {
+        let text = "name: \"a # b: c\"  # real comment\nother: 'it''s # here'\n";
+        assert_eq!(
+            ok(text, "name", "plain"),
+            "name: plain  # real comment\nother: 'it''s # here'\n"
+        );
+        assert_eq!(
+            ok(text, "other", "x"),
+            "name: \"a # b: c\"  # real comment\nother: x\n"
+        );
+        let url = "url: http://host/#frag # note\n";
+        assert_eq!(ok(url, "url", "http://other"), "url: http://other # note\n");
+    }
+
+    #[test]
+    fn replaces_flow_value_and_null_value() {
+        let text = "tags: [a, \"b]\"] # list\nempty:   # nothing yet\nlast: 1\n";
+        assert_eq!(
+            ok(text, "tags", "[c]"),
+            "tags: [c] # list\nempty:   # nothing yet\nlast: 1\n"
+        );
+        assert_eq!(
+            ok(text, "empty", "5"),
+            "tags: [a, \"b]\"] # list\nempty: 5   # nothing yet\nlast: 1\n"
+        );
+    }
+
+    #[test]
+    fn inserts_after_last_sibling_before_trailing_comments_and_blanks() {
+        let expected = CONFIG.replace(
+            "  temperature: 0.2\n",
+            "  temperature: 0.2\n  provider: openai\n",
+        );
+        assert_eq!(ok(CONFIG, "model.provider", "openai"), expected);
+    }
+
+    #[test]
+    fn inserts_after_nested_children_of_last_sibling() {
+        let text = "a:\n    b:\n        c: 1\n    # tail\nz: 0\n";
+        assert_eq!(
+            ok(text, "a.d", "2"),
+            "a:\n    b:\n        c: 1\n    d: 2\n    # tail\nz: 0\n"
+        );
+    }
+
+    #[test]
+    fn inserts_beneath_empty_parent() {
+        let text = "model:\n# comment\nlogging:\n  level: info\n";
+        assert_eq!(
+            ok(text, "model.default", "gpt-4o"),
+            "model:\n  default: gpt-4o\n# comment\nlogging:\n  level: info\n"
+        );
+        let four = "a:\n    x: 1\nmodel:  # set me\n";
+        assert_eq!(
+            ok(four, "model.default", "m"),
+            "a:\n    x: 1\nmodel:  # set me\n    default: m\n"
+        );
+    }
+
+    #[test]
+    fn creates_missing_parents() {
+        assert_eq!(
+            ok(CONFIG, "tools.web.enabled", "true"),
+            format!("{CONFIG}tools:\n  web:\n    enabled: true\n")
+        );
+        let expected = CONFIG.replace(
+            "  temperature: 0.2\n",
+            "  temperature: 0.2\n  limits:\n    max: 5\n",
+        );
+        assert_eq!(ok(CONFIG, "model.limits.max", "5"), expected);
+    }
+
+    #[test]
+    fn top_level_insert_appends_at_end_of_file() {
+        assert_eq!(
+            ok(CONFIG, "debug", "false"),
+            format!("{CONFIG}debug: false\n")
+        );
+        let with_start = "---\na: 1\n\n# end\n";
+        assert_eq!(ok(with_start, "b", "2"), "---\na: 1\n\n# end\nb: 2\n");
+    }
+
+    #[test]
+    fn empty_and_comment_only_files() {
+        assert_eq!(ok("", "a", "1"), "a: 1\n");
+        assert_eq!(
+            ok("", "model.default", "gpt-4o"),
+            "model:\n  default: gpt-4o\n"
+        );
+        assert_eq!(
+            ok("# only comments\n\n", "a", "1"),
+            "# only comments\n\na: 1\n"
+        );
+        assert_eq!(ok("# no newline", "a", "1"), "# no newline\na: 1");
+    }
+
+    #[test]
+    fn keeps_missing_trailing_newline() {
+        assert_eq!(ok("a: 1\nb: 2", "b", "3"), "a: 1\nb: 3");
+        assert_eq!(ok("a: 1\nb: 2", "c", "3"), "a: 1\nb: 2\nc: 3");
+        assert_eq!(
+            ok("a: 1\nb:\n  c: 2", "b.d", "3"),
+            "a: 1\nb:\n  c: 2\n  d: 3"
+        );
+        assert_eq!(ok("a: 1\nb:", "b.d", "3"), "a: 1\nb:\n  d: 3");
+        assert_eq!(ok("a: 1\nb:", "b", "3"), "a: 1\nb: 3");
+    }
+
+    #[test]
+    fn keeps_crlf_line_endings() {
+        let text = "a:\r\n  b: 1\r\nc: 2\r\n";
+        assert_eq!(ok(text, "a.b", "5"), "a:\r\n  b: 5\r\nc: 2\r\n");
+        assert_eq!(ok(text, "a.d", "5"), "a:\r\n  b: 1\r\n  d: 5\r\nc: 2\r\n");
+    }
+
+    #[test]
+    fn quotes_values_that_need_it() {
+        assert_eq!(ok("", "a", "yes"), "a: 'yes'\n");
+        assert_eq!(ok("", "a", "'42'"), "a: '42'\n");
+        assert_eq!(ok("", "a", "42"), "a: 42\n");
+        assert_eq!(ok("", "a", "'a: b'"), "a: 'a: b'\n");
+        assert_eq!(ok("", "a", "a: b"), "a: 'a: b'\n");
+        assert_eq!(ok("", "a", "x # y"), "a: 'x # y'\n");
+        assert_eq!(ok("", "a", "null"), "a: null\n");
+        assert_eq!(ok("", "a", ""), "a: ''\n");
+        let multi_line = set("", "a", &Value::String("one\ntwo \"q\"".into()));
+        assert_eq!(
+            multi_line.ok().as_deref(),
+            Some("a: \"one\\ntwo \\\"q\\\"\"\n")
+        );
+        assert_eq!(
+            get(&ok("", "a", "yes"), "a").ok().flatten(),
+            Some(Value::String("yes".into()))
+        );
+    }
+
+    #[test]
+    fn writes_collections_in_flow_style() {
+        assert_eq!(ok("a: 1\n", "a", "[x, 2, 'yes']"), "a: [x, 2, 'yes']\n");
+        assert_eq!(ok("a: 1\n", "a", "{k: v, m: [1]}"), "a: {k: v, m: [1]}\n");
+        // YAML 1.1 booleans are quoted even though serde_yaml would read them as strings.
+        assert_eq!(ok("a: 1\n", "a", "[y, n, On]"), "a: ['y', 'n', 'On']\n");
+        assert_eq!(
+            ok("a: 1\n", "a", "['x, y', 'k: v', '[z]']"),
+            "a: [\"x, y\", 'k: v', '[z]']\n"
+        );
+        assert_eq!(ok("a: 1\n", "a", "[]"), "a: []\n");
+    }
+
+    #[test]
+    fn unchanged_value_keeps_original_spelling() {
+        let text = "model:\n  default: \"gpt-4o\" # quoted\n";
+        assert_eq!(ok(text, "model.default", "gpt-4o"), text);
+    }
+
+    #[test]
+    fn numeric_quoted_and_spaced_keys() {
+        let text = "ports:\n  8080: web\n\"odd key\": 1\n";
+        assert_eq!(
+            ok(text, "ports.8080", "api"),
+            "ports:\n  8080: api\n\"odd key\": 1\n"
+        );
+        assert_eq!(
+            ok(text, "odd key", "2"),
+            "ports:\n  8080: web\n\"odd key\": 2\n"
+        );
+        assert_eq!(
+            ok(text, "ports.9090", "x"),
+            "ports:\n  8080: web\n  '9090': x\n\"odd key\": 1\n"
+        );
+    }
+
+    #[test]
+    fn sequences_at_key_indent_are_skipped() {
+        let text = "tools:\n- a\n- b\nmodel:\n  default: x\n";
+        assert_eq!(
+            ok(text, "model.default", "z"),
+            "tools:\n- a\n- b\nmodel:\n  default: z\n"
+        );
+        assert_eq!(ok(text, "other", "1"), format!("{text}other: 1\n"));
+        assert!(
+            refused(text, "tools", "[c]")
+                .0
+                .contains("`tools` holds a list")
+        );
+    }
+
+    #[test]
+    fn refuses_replacing_block_mapping_or_list() {
+        let (reason, manual) = refused(CONFIG, "model", "gpt-4o");
+        assert_eq!(reason, "`model` holds a mapping");
+        assert_eq!(manual, "model: gpt-4o\n");
+        let list = "tools:\n  - web\n  - shell\n";
+        assert_eq!(refused(list, "tools", "[web]").0, "`tools` holds a list");
+    }
+
+    #[test]
+    fn refuses_scalar_parent() {
+        let (reason, manual) = refused("model: gpt-4o\n", "model.default", "gpt-4o");
+        assert_eq!(reason, "`model` is a string, not a block mapping");
+        assert_eq!(manual, "model:\n  default: gpt-4o\n");
+        assert!(
+            refused("model: null\n", "model.default", "x")
+                .0
+                .contains("is null")
+        );
+    }
+
+    #[test]
+    fn refuses_flow_parent() {
+        let (reason, _) = refused("model: {default: x}\n", "model.default", "y");
+        assert_eq!(
+            reason,
+            "`model` is a flow-style mapping, not a block mapping"
+        );
+        assert!(
+            refused("model: {}\n", "model.default", "y")
+                .0
+                .contains("flow-style")
+        );
+    }
+
+    #[test]
+    fn refuses_multi_line_scalars() {
+        assert!(
+            refused("a: |\n  text\nb: 1\n", "a", "x")
+                .0
+                .contains("multi-line")
+        );
+        assert!(
+            refused("a: >-\n  text\n", "a", "x")
+                .0
+                .contains("multi-line")
+        );
+        assert!(
+            refused("a: plain\n  continued\nb: 1\n", "a", "x")
+                .0
+                .contains("next line")
+        );
+        assert!(
+            refused("a: \"quoted\n  continued\"\nb: 1\n", "a", "x")
+                .0
+                .contains("next line")
+        );
+        assert!(refused("a: [1,\n  2]\n", "a", "x").0.contains("next line"));
+        assert!(
+            refused("a:\n  text on next line\n", "a", "x")
+                .0
+                .contains("several lines")
+        );
+    }
+
+    #[test]
+    fn refuses_anchors_aliases_and_tags() {
+        let text = "base: &base\n  x: 1\nother: *base\ntagged: !!str 5\n";
+        assert!(refused(text, "base.y", "2").0.contains("anchor"));
+        assert!(refused(text, "other", "2").0.contains("alias"));
+        assert!(refused(text, "tagged", "2").0.contains("tag"));
+    }
+
+    #[test]
+    fn refuses_keys_inside_sequence_items() {
+        let text = "providers:\n  - name: a\n    models: [x]\n";
+        let (reason, manual) = refused(text, "providers.models", "[y]");
+        assert_eq!(reason, "`providers` is a list, not a mapping");
+        assert_eq!(manual, "providers:\n  models:\n  - y\n");
+    }
+
+    #[test]
+    fn refuses_multiple_documents_and_unusual_lines() {
+        assert!(
+            refused("a: 1\n---\nb: 2\n", "a", "3")
+                .0
+                .contains("document marker")
+        );
+        assert!(
+            refused("? complex\n: value\n", "a", "3")
+                .0
+                .contains("line 1")
+        );
+        assert!(refused("- a\n- b\n", "a", "3").0.contains("not a mapping"));
+    }
+
+    #[test]
+    fn edits_around_block_scalar_siblings() {
+        let text =
+            "agent:\n  prompt: |\n    You are helpful.\n    # Rules: none\n  name: x\n\nz: 1\n";
+        assert_eq!(
+            ok(text, "agent.name", "bot"),
+            "agent:\n  prompt: |\n    You are helpful.\n    # Rules: none\n  name: bot\n\nz: 1\n"
+        );
+        let last = "agent:\n  prompt: |\n    You are helpful.\n\nz: 1\n";
+        assert_eq!(
+            ok(last, "agent.name", "bot"),
+            "agent:\n  prompt: |\n    You are helpful.\n  name: bot\n\nz: 1\n"
+        );
+    }
+
+    #[test]
+    fn tabs_after_colon_and_indented_top_level() {
+        assert_eq!(ok("a:\tb # c\n", "a", "d"), "a:\td # c\n");
+        assert_eq!(ok("  a: 1\n  b: 2\n", "c", "3"), "  a: 1\n  b: 2\n  c: 3\n");
+    }
+
+    #[test]
+    fn safety_net_catches_wrong_line_edits() {
+        // Inserting after "hello" would move the kept trailing blank line out of the block scalar.
+        let keep = "a:\n  text: |+\n    hello\n\nb: 1\n";
+        assert!(refused(keep, "a.x", "1").0.contains("expected result"));
+        // A `#` line inside a block scalar looks like a comment to the line scanner.
+        let script = "a:\n  script: |\n    echo hi\n    # not a comment\n";
+        assert!(refused(script, "a.x", "1").0.contains("expected result"));
+    }
+
+    #[test]
+    fn malformed_input_reports_location() {
+        let text = "a: 1\nb:\n  - x\n c: 2\n";
+        match set_raw(text, "a", "2") {
+            Err(
+                err @ EditError::Malformed {
+                    line: Some(4),
+                    column: Some(2),
+                    ..
+                },
+            ) => {
+                assert_eq!(
+                    err.to_string(),
+                    "does not parse at line 4, column 2: did not find expected key, while parsing a block mapping"
+                );
+            }
+            other => panic!("expected Malformed, got {other:?}"),
+        }
+        assert!(matches!(
+            get("a: [1,\n", "a"),
+            Err(EditError::Malformed { line: Some(2), .. })
+        ));
+    }
+
+    #[test]
+    fn rejects_bad_keys() {
+        for key in ["", "a..b", ".a", "a.", "a. b"] {
+            assert!(
+                matches!(get("a: 1\n", key), Err(EditError::BadKey(_))),
+                "{key:?}"
+            );
+            assert!(
+                matches!(set_raw("a: 1\n", key, "1"), Err(EditError::BadKey(_))),
+                "{key:?}"
+            );
+        }
+        let err = set_raw("", "a..b", "1").err().map(|e| e.to_string());
+        assert_eq!(
+            err.as_deref(),
+            Some("invalid key: `a..b` has an empty segment")
+        );
+    }
+
+    #[test]
+    fn get_finds_present_absent_and_nested_keys() {
+        let found = |key| get(CONFIG, key).ok().flatten();
+        assert_eq!(found("model.default"), Some(Value::String("gpt-4o".into())));
+        assert_eq!(found("logging.level"), Some(Value::String("info".into())));
+        assert_eq!(found("model.temperature"), serde_yaml::from_str("0.2").ok());
+        assert!(matches!(found("model"), Some(Value::Mapping(_))));
+        assert_eq!(found("model.missing"), None);
+        assert_eq!(found("model.default.deeper"), None);
+        assert_eq!(found("nothing"), None);
+        assert_eq!(get("", "a").ok().flatten(), None);
+        assert_eq!(
+            get("ports:\n  8080: web\n", "ports.8080").ok().flatten(),
+            Some(Value::String("web".into()))
+        );
+    }
+
+    #[test]
+    fn parse_cli_value_types() {
+        assert_eq!(
+            parse_cli_value("42"),
+            serde_yaml::from_str::<Value>("42").unwrap()
+        );
+        assert_eq!(parse_cli_value("true"), Value::Bool(true));
+        assert_eq!(parse_cli_value("null"), Value::Null);
+        assert_eq!(parse_cli_value("~"), Value::Null);
+        for raw in [
+            "a b", "", "a: b", "- a", "x # y", "#x", "&a x", "!!int 3", "|",
+        ] {
+            assert_eq!(parse_cli_value(raw), Value::String(raw.into()), "{raw:?}");
+        }
+        assert_eq!(parse_cli_value("'x'"), Value::String("x".into()));
+        assert_eq!(parse_cli_value("'42'"), Value::String("42".into()));
+        assert!(matches!(parse_cli_value("[a, b]"), Value::Sequence(s) if s.len() == 2));
+        assert!(matches!(parse_cli_value("{x: 1}"), Value::Mapping(_)));
+    }
+
+    #[test]
+    fn display_messages() {
+        let refused = EditError::Refused {
+            reason: "`model` is a string".into(),
+            manual: "model:\n  default: x\n".into(),
+        };
+        assert_eq!(
+            refused.to_string(),
+            "cannot set it safely (`model` is a string); add this by hand:\nmodel:\n  default: x"
+        );
+        let malformed = EditError::Malformed {
+            message: "bad".into(),
+            line: None,
+            column: None,
+        };
+        assert_eq!(malformed.to_string(), "does not parse: bad");
+    }
+
+    #[test]
+    fn round_trip_through_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.yaml");
+        std::fs::write(&path, CONFIG).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let edited = set(&text, "logging.level", &parse_cli_value("debug")).unwrap();
+        std::fs::write(&path, &edited).unwrap();
+        let reread = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(reread, CONFIG.replace("level: info", "level: debug"));
+        assert_eq!(
+            get(&reread, "logging.level").unwrap(),
+            Some(Value::String("debug".into()))
+        );
+    }
+}

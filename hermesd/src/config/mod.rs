@@ -1,0 +1,72 @@
+//! Layered configuration: built-in defaults < `config.yaml` < process environment < `$HERMES_HOME/.env`
+//! < command-line flags, then `${VAR}` expansion, then typed sections. Unknown keys are kept.
+
+mod error;
+mod layers;
+mod sections;
+
+pub use error::ConfigError;
+pub use sections::{DaemonSection, LoggingSection, ModelSection};
+
+use hermes_proto::{env::Env, place::Home};
+use serde_yaml::Value;
+
+/// The effective configuration of a daemon.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The merged tree, every key kept (including ones hermesd does not use).
+    pub tree: Value,
+    pub daemon: DaemonSection,
+    pub logging: LoggingSection,
+    pub model: ModelSection,
+    /// Things the user may want to know (unknown keys kept and ignored, legacy keys moved).
+    pub notices: Vec<String>,
+}
+
+/// Values given on the command line, the top layer.
+#[derive(Debug, Clone, Default)]
+pub struct FlagOverrides {
+    /// `KEY=VALUE` pairs with dotted keys; values are parsed as YAML scalars.
+    pub pairs: Vec<(String, String)>,
+}
+
+impl Config {
+    /// Load the configuration of `home` given its environment (process env overlaid by `.env`).
+    pub fn load(home: &Home, env: &Env, flags: &FlagOverrides) -> Result<Self, ConfigError> {
+        let path = home.config_file();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => Some(text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                return Err(ConfigError::Read {
+                    path: path.display().to_string(),
+                    source: e,
+                });
+            }
+        };
+        let mut notices = Vec::new();
+        let mut tree = layers::defaults()?;
+        if let Some(text) = &text {
+            let user = layers::parse_user_file(&path, text)?;
+            notices.extend(layers::unknown_key_notices(&user));
+            let user = layers::normalize_legacy(user, &mut notices);
+            layers::deep_merge(&mut tree, user);
+        }
+        layers::apply_env(&mut tree, env);
+        layers::apply_flags(&mut tree, flags)?;
+        layers::expand(&mut tree, env);
+        let sections = sections::Sections::from_tree(&tree, &path, text.as_deref())?;
+        Ok(Self {
+            tree,
+            daemon: sections.daemon,
+            logging: sections.logging,
+            model: sections.model,
+            notices,
+        })
+    }
+
+    /// The configured socket path, if any.
+    pub fn socket(&self) -> Option<&str> {
+        Some(self.daemon.socket.as_str()).filter(|s| !s.is_empty())
+    }
+}

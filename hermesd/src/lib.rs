@@ -1,0 +1,33 @@
+//! hermesd: the Hermes agent daemon. `main.rs` parses flags and calls [`startup::main`]; [`run`]
+//! serves a prepared daemon on a listener until it is told to stop.
+
+pub mod cli;
+pub mod config;
+pub mod ids;
+pub mod logging;
+pub mod server;
+pub mod startup;
+pub mod state;
+pub mod store;
+
+use std::sync::Arc;
+
+pub use server::{Listener, ServeError};
+pub use state::DaemonState;
+
+/// Serve `state` on `listener` until `state.shutdown` is cancelled (signal, Shutdown RPC, or the
+/// caller), then drain. Tells systemd READY once the socket answers.
+pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), ServeError> {
+    let serving = server::serve(Arc::clone(&state), listener);
+    tokio::pin!(serving);
+    // The listener is already bound: connections queue in the backlog until the server accepts,
+    // so the socket answers from here on.
+    let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Ready]);
+    tracing::info!(
+        pid = std::process::id(),
+        socket = %state.socket.display(),
+        home = %state.home.dir.display(),
+        "hermesd ready"
+    );
+    serving.await
+}

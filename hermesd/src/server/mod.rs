@@ -1,0 +1,101 @@
+//! Transport only: the listener, the pidfile lock, the gRPC services, signals and graceful shutdown.
+
+mod convert;
+mod daemon_service;
+pub mod listener;
+mod not_built;
+pub mod peer;
+pub mod pidfile;
+mod sessions_service;
+mod signals;
+
+use std::{sync::Arc, time::Duration};
+
+use hermes_proto::{FILE_DESCRIPTOR_SET, pb};
+use tokio_stream::{StreamExt, wrappers::UnixListenerStream};
+use tonic::{service::InterceptorLayer, transport::Server};
+
+use crate::state::DaemonState;
+pub use listener::Listener;
+
+/// Why serving stopped abnormally.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot build the reflection service: {0}")]
+    Reflection(String),
+    #[error("gRPC server failed: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// Serve the API on `listener` until `state.shutdown` is cancelled, then give running calls up to
+/// the drain deadline (`daemon.drain_timeout`) before returning.
+pub async fn serve(state: Arc<DaemonState>, listener: Listener) -> Result<(), ServeError> {
+    let (health_reporter, health) = tonic_health::server::health_reporter();
+    for name in hermes_proto::SERVICE_NAMES {
+        health_reporter
+            .set_service_status(*name, tonic_health::ServingStatus::Serving)
+            .await;
+    }
+    let reflection_v1 = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()
+        .map_err(|e| ServeError::Reflection(e.to_string()))?;
+    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1alpha()
+        .map_err(|e| ServeError::Reflection(e.to_string()))?;
+
+    let peer = peer::PeerCheck::for_current_user();
+    let incoming = UnixListenerStream::new(listener.listener).filter_map(|conn| match conn {
+        Ok(stream) => Some(Ok::<_, std::io::Error>(stream)),
+        Err(e) => {
+            tracing::warn!(error = %e, "accept failed");
+            None
+        }
+    });
+    let router = Server::builder()
+        .layer(InterceptorLayer::new(move |req| peer.intercept(req)))
+        .add_service(health)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .add_service(pb::daemon_server::DaemonServer::new(
+            daemon_service::DaemonService {
+                state: Arc::clone(&state),
+            },
+        ))
+        .add_service(pb::sessions_server::SessionsServer::new(
+            sessions_service::SessionsService {
+                state: Arc::clone(&state),
+            },
+        ))
+        .add_service(pb::cron_server::CronServer::new(not_built::CronService))
+        .add_service(pb::memory_server::MemoryServer::new(not_built::MemoryService))
+        .add_service(pb::skills_server::SkillsServer::new(not_built::SkillsService))
+        .add_service(pb::gateway_server::GatewayServer::new(not_built::GatewayService))
+        .add_service(pb::models_server::ModelsServer::new(not_built::ModelsService));
+
+    signals::spawn(Arc::clone(&state));
+    let stop = state.shutdown.clone();
+    let server = tokio::spawn(router.serve_with_incoming_shutdown(incoming, stop.cancelled_owned()));
+    state.shutdown.cancelled().await;
+    let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Stopping]);
+    let drain = Duration::from_secs(state.config().daemon.drain_timeout);
+    tracing::info!(drain_s = drain.as_secs(), "stopping: draining running calls");
+    let outcome = tokio::time::timeout(drain, server).await;
+    if let Some(bound) = &listener.bound {
+        bound.remove();
+    }
+    match outcome {
+        Ok(Ok(result)) => result.map_err(ServeError::from),
+        Ok(Err(join)) => {
+            tracing::error!(error = %join, "server task ended abnormally");
+            Ok(())
+        }
+        Err(_) => {
+            tracing::warn!("drain deadline passed; cutting the remaining connections");
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! Services whose behaviour later work fills in: every RPC answers UNIMPLEMENTED naming what is missing.
+
+use hermes_proto::pb;
+use tonic::{Request, Response, Status};
+
+use super::convert::not_built;
+
+macro_rules! not_built_service {
+    ($svc:ident, $trait:path, $service:literal, $missing:literal,
+     { $($method:ident($req:ident) -> $resp:ident;)* }) => {
+        #[doc = concat!("The ", $service, " service until ", $missing, ".")]
+        #[derive(Debug, Default)]
+        pub struct $svc;
+
+        #[tonic::async_trait]
+        impl $trait for $svc {
+            $(
+                async fn $method(
+                    &self,
+                    _request: Request<pb::$req>,
+                ) -> Result<Response<pb::$resp>, Status> {
+                    Err(not_built(concat!($service, ".", stringify!($method)), $missing))
+                }
+            )*
+        }
+    };
+}
+
+not_built_service!(CronService, pb::cron_server::Cron, "Cron",
+    "the cron scheduler is not built yet (jobs, schedules and runs)", {
+    add(AddCronJobRequest) -> AddCronJobResponse;
+    list(ListCronJobsRequest) -> ListCronJobsResponse;
+    get(GetCronJobRequest) -> GetCronJobResponse;
+    update(UpdateCronJobRequest) -> UpdateCronJobResponse;
+    pause(PauseCronJobRequest) -> PauseCronJobResponse;
+    resume(ResumeCronJobRequest) -> ResumeCronJobResponse;
+    remove(RemoveCronJobRequest) -> RemoveCronJobResponse;
+    run_now(RunCronJobNowRequest) -> RunCronJobNowResponse;
+    list_runs(ListCronRunsRequest) -> ListCronRunsResponse;
+});
+
+not_built_service!(MemoryService, pb::memory_server::Memory, "Memory",
+    "built-in memory (MEMORY.md / USER.md) is not built yet", {
+    get(GetMemoryRequest) -> GetMemoryResponse;
+    add(AddMemoryRequest) -> AddMemoryResponse;
+    replace(ReplaceMemoryRequest) -> ReplaceMemoryResponse;
+    remove(RemoveMemoryRequest) -> RemoveMemoryResponse;
+});
+
+not_built_service!(SkillsService, pb::skills_server::Skills, "Skills",
+    "skills discovery, the index and the security scan are not built yet", {
+    list(ListSkillsRequest) -> ListSkillsResponse;
+    view(ViewSkillRequest) -> ViewSkillResponse;
+    install(InstallSkillRequest) -> InstallSkillResponse;
+    remove(RemoveSkillRequest) -> RemoveSkillResponse;
+    trust(TrustSkillRequest) -> TrustSkillResponse;
+});
+
+not_built_service!(GatewayService, pb::gateway_server::Gateway, "Gateway",
+    "no chat-platform gateway is built yet", {
+    list_platforms(ListPlatformsRequest) -> ListPlatformsResponse;
+    list_pairings(ListPairingsRequest) -> ListPairingsResponse;
+    approve_pairing(ApprovePairingRequest) -> ApprovePairingResponse;
+    revoke_pairing(RevokePairingRequest) -> RevokePairingResponse;
+});
+
+not_built_service!(ModelsService, pb::models_server::Models, "Models",
+    "model providers are not built yet", {
+    list(ListModelsRequest) -> ListModelsResponse;
+    get_default(GetDefaultModelRequest) -> GetDefaultModelResponse;
+    set_default(SetDefaultModelRequest) -> SetDefaultModelResponse;
+    get_fallbacks(GetFallbacksRequest) -> GetFallbacksResponse;
+    set_fallbacks(SetFallbacksRequest) -> SetFallbacksResponse;
+    test(TestModelRequest) -> TestModelResponse;
+});

@@ -1,0 +1,265 @@
+//! The `Sessions` service: metadata and transcripts from the store; turns arrive with the agent.
+
+use std::{pin::Pin, sync::Arc};
+
+use hermes_proto::pb;
+use tokio_stream::Stream;
+use tonic::{Request, Response, Status, Streaming};
+
+use super::convert::{self, not_built};
+use crate::{
+    state::DaemonState,
+    store::{self, Lineage, ListFilter, NewSession},
+};
+
+const DEFAULT_LIST_LIMIT: u32 = 50;
+const MAX_TITLE_CHARS: usize = 200;
+
+#[derive(Debug)]
+pub struct SessionsService {
+    pub state: Arc<DaemonState>,
+}
+
+type EventStream = Pin<Box<dyn Stream<Item = Result<pb::SessionEvent, Status>> + Send>>;
+
+const AGENT_MISSING: &str = "the agent loop is not built yet, so sessions cannot run turns";
+
+fn required_id(id: &str) -> Result<String, Status> {
+    let id = id.trim();
+    if id.is_empty() {
+        return Err(Status::invalid_argument("a session id is required"));
+    }
+    Ok(id.to_string())
+}
+
+fn clean_title(title: &str) -> Result<Option<String>, Status> {
+    let title = title.trim();
+    if title.chars().count() > MAX_TITLE_CHARS {
+        return Err(Status::invalid_argument(format!(
+            "a title is at most {MAX_TITLE_CHARS} characters"
+        )));
+    }
+    Ok(Some(title.to_string()).filter(|t| !t.is_empty()))
+}
+
+#[tonic::async_trait]
+impl pb::sessions_server::Sessions for SessionsService {
+    async fn create(
+        &self,
+        request: Request<pb::CreateSessionRequest>,
+    ) -> Result<Response<pb::CreateSessionResponse>, Status> {
+        let req = request.into_inner();
+        let source = Some(req.source.trim().to_lowercase())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "api".into());
+        let new = NewSession {
+            source,
+            title: clean_title(&req.title)?,
+            model: req.model,
+            cwd: req.cwd,
+            parent_session_id: None,
+            lineage: Lineage::Root,
+        };
+        let row = self
+            .state
+            .store
+            .write(move |tx| store::insert_session(tx, &new))
+            .await
+            .map_err(convert::status)?;
+        tracing::info!(session = %row.id, source = %row.source, "session created");
+        Ok(Response::new(pb::CreateSessionResponse {
+            session: Some(convert::session(row)),
+        }))
+    }
+
+    async fn list(
+        &self,
+        request: Request<pb::ListSessionsRequest>,
+    ) -> Result<Response<pb::ListSessionsResponse>, Status> {
+        let req = request.into_inner();
+        let filter = ListFilter {
+            limit: if req.limit == 0 { DEFAULT_LIST_LIMIT } else { req.limit },
+            source: Some(req.source.trim().to_lowercase()).filter(|s| !s.is_empty()),
+            all_segments: req.all_segments,
+        };
+        let rows = self
+            .state
+            .store
+            .read(move |conn| store::list_sessions(conn, &filter))
+            .await
+            .map_err(convert::status)?;
+        Ok(Response::new(pb::ListSessionsResponse {
+            sessions: rows.into_iter().map(convert::session).collect(),
+        }))
+    }
+
+    async fn get(
+        &self,
+        request: Request<pb::GetSessionRequest>,
+    ) -> Result<Response<pb::GetSessionResponse>, Status> {
+        let req = request.into_inner();
+        let id = required_id(&req.id)?;
+        let (row, messages) = self
+            .state
+            .store
+            .read(move |conn| {
+                let row = store::resolve_conversation(conn, &id)?;
+                let messages = if req.include_messages {
+                    store::list_messages(conn, &row.id, 0, 0)?
+                } else {
+                    Vec::new()
+                };
+                Ok((row, messages))
+            })
+            .await
+            .map_err(convert::status)?;
+        Ok(Response::new(pb::GetSessionResponse {
+            session: Some(convert::session(row)),
+            messages: messages.into_iter().map(convert::message).collect(),
+        }))
+    }
+
+    async fn rename(
+        &self,
+        request: Request<pb::RenameSessionRequest>,
+    ) -> Result<Response<pb::RenameSessionResponse>, Status> {
+        let req = request.into_inner();
+        let id = required_id(&req.id)?;
+        let title = clean_title(&req.title)?;
+        let row = self
+            .state
+            .store
+            .write(move |tx| {
+                let row = store::resolve_conversation(tx, &id)?;
+                tx.execute(
+                    "UPDATE sessions SET title = ?1 WHERE id = ?2",
+                    rusqlite::params![title, row.id],
+                )
+                .map_err(store::StoreError::sql("rename session"))?;
+                store::resolve_conversation(tx, &row.id)
+            })
+            .await
+            .map_err(convert::status)?;
+        Ok(Response::new(pb::RenameSessionResponse {
+            session: Some(convert::session(row)),
+        }))
+    }
+
+    async fn delete(
+        &self,
+        request: Request<pb::DeleteSessionRequest>,
+    ) -> Result<Response<pb::DeleteSessionResponse>, Status> {
+        let id = required_id(&request.into_inner().id)?;
+        let log_id = id.clone();
+        let deleted = self
+            .state
+            .store
+            .write(move |tx| store::delete_conversation(tx, &id))
+            .await
+            .map_err(convert::status)?;
+        tracing::info!(session = %log_id, segments = deleted, "session deleted");
+        Ok(Response::new(pb::DeleteSessionResponse {
+            deleted: deleted as u32,
+        }))
+    }
+
+    async fn history(
+        &self,
+        request: Request<pb::SessionHistoryRequest>,
+    ) -> Result<Response<pb::SessionHistoryResponse>, Status> {
+        let req = request.into_inner();
+        let id = required_id(&req.id)?;
+        let after = i64::try_from(req.after_message_id).unwrap_or(i64::MAX);
+        let messages = self
+            .state
+            .store
+            .read(move |conn| {
+                let row = store::resolve_conversation(conn, &id)?;
+                store::list_messages(conn, &row.id, after, req.limit)
+            })
+            .await
+            .map_err(convert::status)?;
+        Ok(Response::new(pb::SessionHistoryResponse {
+            messages: messages.into_iter().map(convert::message).collect(),
+        }))
+    }
+
+    async fn search(
+        &self,
+        _request: Request<pb::SearchSessionsRequest>,
+    ) -> Result<Response<pb::SearchSessionsResponse>, Status> {
+        Err(not_built("Sessions.Search", "full-text session search is not built yet"))
+    }
+
+    async fn export(
+        &self,
+        _request: Request<pb::ExportSessionRequest>,
+    ) -> Result<Response<pb::ExportSessionResponse>, Status> {
+        Err(not_built("Sessions.Export", "transcript export is not built yet"))
+    }
+
+    type AttachStream = EventStream;
+
+    async fn attach(
+        &self,
+        _request: Request<Streaming<pb::ClientFrame>>,
+    ) -> Result<Response<Self::AttachStream>, Status> {
+        Err(not_built("Sessions.Attach", "the live-session hub (attach/detach) is not built yet"))
+    }
+
+    async fn send(
+        &self,
+        _request: Request<pb::SendRequest>,
+    ) -> Result<Response<pb::SendResponse>, Status> {
+        Err(not_built("Sessions.Send", AGENT_MISSING))
+    }
+
+    async fn interrupt(
+        &self,
+        _request: Request<pb::InterruptSessionRequest>,
+    ) -> Result<Response<pb::InterruptSessionResponse>, Status> {
+        Err(not_built("Sessions.Interrupt", AGENT_MISSING))
+    }
+
+    async fn branch(
+        &self,
+        _request: Request<pb::BranchSessionRequest>,
+    ) -> Result<Response<pb::BranchSessionResponse>, Status> {
+        Err(not_built("Sessions.Branch", "history operations (branch, undo, retry) are not built yet"))
+    }
+
+    async fn undo(
+        &self,
+        _request: Request<pb::UndoSessionRequest>,
+    ) -> Result<Response<pb::UndoSessionResponse>, Status> {
+        Err(not_built("Sessions.Undo", "history operations (branch, undo, retry) are not built yet"))
+    }
+
+    async fn retry(
+        &self,
+        _request: Request<pb::RetrySessionRequest>,
+    ) -> Result<Response<pb::RetrySessionResponse>, Status> {
+        Err(not_built("Sessions.Retry", AGENT_MISSING))
+    }
+
+    async fn compress(
+        &self,
+        _request: Request<pb::CompressSessionRequest>,
+    ) -> Result<Response<pb::CompressSessionResponse>, Status> {
+        Err(not_built("Sessions.Compress", "context compression is not built yet"))
+    }
+
+    async fn prune(
+        &self,
+        _request: Request<pb::PruneSessionsRequest>,
+    ) -> Result<Response<pb::PruneSessionsResponse>, Status> {
+        Err(not_built("Sessions.Prune", "session pruning is not built yet"))
+    }
+
+    async fn import(
+        &self,
+        _request: Request<pb::ImportSessionsRequest>,
+    ) -> Result<Response<pb::ImportSessionsResponse>, Status> {
+        Err(not_built("Sessions.Import", "importing a Python Hermes state.db is not built yet"))
+    }
+}

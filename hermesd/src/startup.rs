@@ -1,0 +1,189 @@
+//! Start-up in order: resolve the home, load the environment and configuration, take the pidfile
+//! lock, start logging, open the store, get the socket, serve. Every failure is one line on stderr
+//! and a non-zero exit; nothing here panics.
+
+use std::{
+    io::Write,
+    os::unix::fs::{DirBuilderExt, PermissionsExt},
+    path::Path,
+    process::ExitCode,
+    sync::Arc,
+};
+
+use hermes_proto::{
+    env::Env,
+    place::{self, Home},
+};
+
+use crate::{
+    cli::Args,
+    config::{Config, FlagOverrides},
+    logging,
+    server::{listener, pidfile::PidLock},
+    state::DaemonState,
+    store::Store,
+};
+
+/// Exit code for a configuration or usage problem.
+const EXIT_CONFIG: u8 = 2;
+/// Exit code when another daemon already serves this home.
+const EXIT_RUNNING: u8 = 3;
+
+/// Say one line on stderr; a closed stderr is not an error.
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "hermesd: {line}");
+}
+
+fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
+    let message = message.to_string();
+    tracing::error!("{message}");
+    say(&message);
+    ExitCode::from(code)
+}
+
+/// Everything needed before the runtime starts.
+struct Prepared {
+    home: Home,
+    process_env: Env,
+    env: Env,
+    flags: FlagOverrides,
+    config: Config,
+}
+
+fn prepare(args: &Args) -> Result<Prepared, String> {
+    let process_env = Env::from_process();
+    let home = Home::resolve(args.home.as_deref(), args.profile.as_deref(), &process_env)
+        .map_err(|e| e.to_string())?;
+    ensure_private_dir(&home.dir)?;
+    ensure_private_dir(&home.log_dir())?;
+    let env = home.env(process_env.clone()).map_err(|e| e.to_string())?;
+    let mut flags = FlagOverrides::default();
+    for pair in &args.set {
+        let (key, value) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("invalid --set `{pair}`: expected KEY=VALUE"))?;
+        flags.pairs.push((key.trim().to_string(), value.to_string()));
+    }
+    if let Some(level) = &args.log_level {
+        flags.pairs.push(("logging.level".into(), level.clone()));
+    }
+    if let Some(socket) = &args.socket {
+        flags
+            .pairs
+            .push(("daemon.socket".into(), socket.display().to_string()));
+    }
+    let config = Config::load(&home, &env, &flags).map_err(|e| e.to_string())?;
+    Ok(Prepared {
+        home,
+        process_env,
+        env,
+        flags,
+        config,
+    })
+}
+
+/// Create a directory with mode 0700 if missing (an existing one is left as the user made it).
+fn ensure_private_dir(dir: &Path) -> Result<(), String> {
+    if !dir.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// Run the daemon to completion.
+pub fn main(args: Args) -> ExitCode {
+    let prepared = match prepare(&args) {
+        Ok(prepared) => prepared,
+        Err(message) => return fail(EXIT_CONFIG, message),
+    };
+    let lock = match PidLock::acquire(&prepared.home.pid_file()) {
+        Ok(lock) => lock,
+        Err(e @ crate::server::pidfile::PidError::AlreadyRunning { .. }) => {
+            return fail(EXIT_RUNNING, e);
+        }
+        Err(e) => return fail(1, e),
+    };
+    let config = &prepared.config;
+    let _log_guard = match logging::init(
+        &prepared.home.log_dir(),
+        &config.logging.level,
+        config.logging.max_files,
+    ) {
+        Ok(guard) => guard,
+        Err(message) => return fail(EXIT_CONFIG, message),
+    };
+    for notice in &config.notices {
+        tracing::info!("{notice}");
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("hermesd")
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => return fail(1, format!("cannot start the async runtime: {e}")),
+    };
+    let code = runtime.block_on(serve(prepared, args.socket.as_deref()));
+    drop(lock);
+    code
+}
+
+async fn serve(prepared: Prepared, socket_flag: Option<&Path>) -> ExitCode {
+    let Prepared {
+        home,
+        process_env,
+        env,
+        flags,
+        config,
+    } = prepared;
+    let socket = match place::socket_path(socket_flag, &env, config.socket(), &home) {
+        Ok(path) => path,
+        Err(e) => return fail(EXIT_CONFIG, e),
+    };
+    let db_path = home.db_file();
+    let store = match tokio::task::spawn_blocking(move || Store::open(&db_path)).await {
+        Ok(Ok(store)) => store,
+        Ok(Err(e)) => return fail(1, e),
+        Err(e) => return fail(1, format!("cannot open the database: {e}")),
+    };
+    let listener = match listener::from_systemd(&socket) {
+        Ok(Some(activated)) => activated,
+        Ok(None) => match listener::bind(&socket).await {
+            Ok(bound) => bound,
+            Err(e) => return fail(1, e),
+        },
+        Err(e) => return fail(1, e),
+    };
+    warn_if_open_to_others(&home.dir);
+    let state = Arc::new(DaemonState::new(
+        home,
+        listener.path.clone(),
+        store,
+        config,
+        process_env,
+        flags,
+    ));
+    match crate::run(Arc::clone(&state), listener).await {
+        Ok(()) => {
+            tracing::info!("hermesd stopped");
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(1, e),
+    }
+}
+
+fn warn_if_open_to_others(dir: &Path) {
+    if let Ok(meta) = std::fs::metadata(dir)
+        && meta.permissions().mode() & 0o077 != 0
+    {
+        tracing::warn!(
+            home = %dir.display(),
+            mode = format!("{:o}", meta.permissions().mode() & 0o777),
+            "HERMES_HOME is readable by other users; run chmod 700 on it"
+        );
+    }
+}

@@ -1,0 +1,83 @@
+//! What every part of the running daemon shares: where it lives, its store, its current config,
+//! and the shutdown signal.
+
+use std::{
+    path::PathBuf,
+    sync::{Arc, RwLock},
+    time::{Instant, SystemTime},
+};
+
+use hermes_proto::{env::Env, place::Home};
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    config::{Config, ConfigError, FlagOverrides},
+    store::Store,
+};
+
+/// Shared daemon state; one per process, behind an `Arc`.
+#[derive(Debug)]
+pub struct DaemonState {
+    pub home: Home,
+    pub socket: PathBuf,
+    pub store: Store,
+    pub started: Instant,
+    pub started_at: SystemTime,
+    /// Cancelled when the daemon should stop (signal or Shutdown RPC).
+    pub shutdown: CancellationToken,
+    config: RwLock<Arc<Config>>,
+    process_env: Env,
+    flags: FlagOverrides,
+}
+
+impl DaemonState {
+    pub fn new(
+        home: Home,
+        socket: PathBuf,
+        store: Store,
+        config: Config,
+        process_env: Env,
+        flags: FlagOverrides,
+    ) -> Self {
+        Self {
+            home,
+            socket,
+            store,
+            started: Instant::now(),
+            started_at: SystemTime::now(),
+            shutdown: CancellationToken::new(),
+            config: RwLock::new(Arc::new(config)),
+            process_env,
+            flags,
+        }
+    }
+
+    /// The configuration in force now.
+    pub fn config(&self) -> Arc<Config> {
+        match self.config.read() {
+            Ok(guard) => Arc::clone(&guard),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    /// Re-read `.env` and `config.yaml` (blocking file I/O: call off the runtime). On error the
+    /// running configuration stays. Returns the notices of the new configuration.
+    pub fn reload(&self) -> Result<Vec<String>, ConfigError> {
+        let env = self.home.env(self.process_env.clone())?;
+        let config = Config::load(&self.home, &env, &self.flags)?;
+        let mut notices = config.notices.clone();
+        let old = self.config();
+        if old.logging.level != config.logging.level {
+            notices.push("logging.level changes take effect when hermesd restarts".into());
+        }
+        if old.socket() != config.socket() {
+            notices.push("daemon.socket changes take effect when hermesd restarts".into());
+        }
+        match self.config.write() {
+            Ok(mut guard) => *guard = Arc::new(config),
+            Err(poisoned) => *poisoned.into_inner() = Arc::new(config),
+        }
+        tracing::info!("configuration reloaded");
+        Ok(notices)
+    }
+}

@@ -1,0 +1,77 @@
+//! The per-session event log: every event a session emits, numbered by a per-session `seq`.
+
+use rusqlite::{Connection, Transaction, params};
+
+use super::{StoreError, now_ms};
+
+/// A stored event; `payload` is the encoded `hermes.v1.SessionEvent`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredEvent {
+    pub seq: i64,
+    pub turn_id: Option<String>,
+    pub kind: String,
+    pub payload: Vec<u8>,
+    pub created_at: i64,
+}
+
+/// Append an event with the next seq of its session; `encode` receives the seq and returns the
+/// payload (so the payload can carry its own seq). Returns the seq.
+pub fn append_event(
+    tx: &Transaction<'_>,
+    session_id: &str,
+    turn_id: Option<&str>,
+    kind: &str,
+    encode: impl FnOnce(i64) -> Vec<u8>,
+) -> Result<i64, StoreError> {
+    let seq: i64 = tx
+        .query_row(
+            "UPDATE sessions SET last_seq = last_seq + 1 WHERE id = ?1 RETURNING last_seq",
+            [session_id],
+            |row| row.get(0),
+        )
+        .map_err(|e| match e {
+            rusqlite::Error::QueryReturnedNoRows => {
+                StoreError::SessionNotFound(session_id.to_string())
+            }
+            e => StoreError::Sql {
+                context: "next event seq",
+                source: e,
+            },
+        })?;
+    tx.execute(
+        "INSERT INTO events (session_id, seq, turn_id, kind, payload, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![session_id, seq, turn_id, kind, encode(seq), now_ms()],
+    )
+    .map_err(StoreError::sql("append event"))?;
+    Ok(seq)
+}
+
+/// Events of a session with seq greater than `since_seq`, in order; `limit` 0 means all.
+pub fn events_after(
+    conn: &Connection,
+    session_id: &str,
+    since_seq: i64,
+    limit: u32,
+) -> Result<Vec<StoredEvent>, StoreError> {
+    let limit = if limit == 0 { -1 } else { i64::from(limit) };
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT seq, turn_id, kind, payload, created_at FROM events
+             WHERE session_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+        )
+        .map_err(StoreError::sql("read events"))?;
+    let rows = stmt
+        .query_map(params![session_id, since_seq, limit], |row| {
+            Ok(StoredEvent {
+                seq: row.get(0)?,
+                turn_id: row.get(1)?,
+                kind: row.get(2)?,
+                payload: row.get(3)?,
+                created_at: row.get(4)?,
+            })
+        })
+        .map_err(StoreError::sql("read events"))?;
+    rows.collect::<Result<_, _>>()
+        .map_err(StoreError::sql("read events"))
+}

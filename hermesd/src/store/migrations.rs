@@ -1,0 +1,124 @@
+//! Embedded, append-only schema migrations tracked in `PRAGMA user_version`. Never edit a shipped
+//! migration: add a new one at the end.
+
+use rusqlite::Connection;
+
+const MIGRATIONS: &[&str] = &[
+    // 1: sessions with lineage, messages, the per-session event log, FTS5 over message text.
+    r#"
+    CREATE TABLE sessions (
+        id                 TEXT PRIMARY KEY,
+        parent_session_id  TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+        lineage            TEXT NOT NULL DEFAULT 'root'
+                           CHECK (lineage IN ('root', 'compression', 'branch', 'subagent')),
+        continued_by       TEXT,
+        source             TEXT NOT NULL,
+        title              TEXT,
+        model              TEXT NOT NULL DEFAULT '',
+        cwd                TEXT NOT NULL DEFAULT '',
+        system_prompt      TEXT,
+        busy_policy        TEXT NOT NULL DEFAULT 'queue',
+        created_at         INTEGER NOT NULL,
+        updated_at         INTEGER NOT NULL,
+        ended_at           INTEGER,
+        end_reason         TEXT,
+        message_count      INTEGER NOT NULL DEFAULT 0,
+        input_tokens       INTEGER NOT NULL DEFAULT 0,
+        output_tokens      INTEGER NOT NULL DEFAULT 0,
+        cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+        cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+        reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
+        cost_usd           REAL,
+        last_seq           INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX sessions_by_update ON sessions (updated_at DESC);
+    CREATE INDEX sessions_by_parent ON sessions (parent_session_id);
+    CREATE INDEX sessions_heads ON sessions (updated_at DESC) WHERE continued_by IS NULL;
+
+    CREATE TABLE messages (
+        id            INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id    TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        role          TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+        content       TEXT NOT NULL DEFAULT '',
+        tool_calls    TEXT,
+        tool_call_id  TEXT,
+        tool_name     TEXT,
+        reasoning     TEXT,
+        finish_reason TEXT,
+        input_tokens  INTEGER,
+        output_tokens INTEGER,
+        created_at    INTEGER NOT NULL
+    );
+    CREATE INDEX messages_by_session ON messages (session_id, id);
+
+    CREATE TABLE events (
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        seq        INTEGER NOT NULL,
+        turn_id    TEXT,
+        kind       TEXT NOT NULL,
+        payload    BLOB NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    ) WITHOUT ROWID;
+
+    CREATE VIRTUAL TABLE messages_fts USING fts5(
+        content, content = 'messages', content_rowid = 'id', tokenize = 'unicode61'
+    );
+    CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+        INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+    END;
+    CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    END;
+    CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+        INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+        INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+    END;
+    "#,
+];
+
+/// The schema version this build writes.
+pub const LATEST: i64 = MIGRATIONS.len() as i64;
+
+/// The schema version of an open database.
+pub fn version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA user_version", [], |row| row.get(0))
+}
+
+/// Bring the database up to [`LATEST`], each step in its own transaction. The caller refuses
+/// databases newer than [`LATEST`] first.
+pub fn apply(conn: &Connection) -> rusqlite::Result<()> {
+    let current = version(conn)?;
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(current.max(0) as usize) {
+        let version = index as i64 + 1;
+        conn.execute_batch(&format!(
+            "BEGIN IMMEDIATE; {sql}\nPRAGMA user_version = {version}; COMMIT;"
+        ))
+        .inspect_err(|_| {
+            let _ = conn.execute_batch("ROLLBACK");
+        })?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrates_fresh_and_is_idempotent() {
+        let conn = Connection::open_in_memory().unwrap();
+        apply(&conn).unwrap();
+        apply(&conn).unwrap();
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        assert_eq!(version, LATEST);
+    }
+
+    #[test]
+    fn newer_schema_is_left_alone() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("PRAGMA user_version = 999").unwrap();
+        apply(&conn).unwrap();
+        assert_eq!(version(&conn).unwrap(), 999);
+    }
+}

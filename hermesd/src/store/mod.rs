@@ -1,0 +1,168 @@
+//! The daemon's SQLite database `hermesd.db`: one writer connection, a pool of readers, every call
+//! on the blocking pool, WAL and incremental auto-vacuum, embedded append-only migrations.
+
+mod error;
+mod events;
+mod messages;
+mod migrations;
+mod sessions;
+
+use std::{
+    fs::OpenOptions,
+    os::unix::fs::OpenOptionsExt,
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex},
+};
+
+use r2d2_sqlite::SqliteConnectionManager;
+use rusqlite::{Connection, OpenFlags, Transaction};
+
+pub use error::StoreError;
+pub use events::{StoredEvent, append_event, events_after};
+pub use messages::{MessageRow, NewMessage, append_message, list_messages};
+pub use sessions::{
+    Lineage, ListFilter, NewSession, SessionRow, delete_conversation, get_session, insert_session,
+    list_sessions, resolve_conversation,
+};
+
+const READERS: u32 = 4;
+
+/// Handle to the database; cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    path: Arc<PathBuf>,
+    readers: r2d2::Pool<SqliteConnectionManager>,
+    writer: Arc<Mutex<Connection>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish()
+    }
+}
+
+impl Store {
+    /// Open (creating with mode 0600 if missing) and migrate. Blocking: call off the async runtime.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        create_private(path)?;
+        let writer = Connection::open(path).map_err(|e| StoreError::open(path, e))?;
+        configure_writer(&writer).map_err(|e| StoreError::open(path, e))?;
+        let found = migrations::version(&writer).map_err(|e| StoreError::open(path, e))?;
+        if found > migrations::LATEST {
+            return Err(StoreError::TooNew {
+                path: path.display().to_string(),
+                found,
+                known: migrations::LATEST,
+            });
+        }
+        migrations::apply(&writer).map_err(|e| StoreError::open(path, e))?;
+        let manager = SqliteConnectionManager::file(path)
+            .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+            .with_init(|c| c.execute_batch("PRAGMA busy_timeout = 5000;"));
+        let readers = r2d2::Pool::builder()
+            .max_size(READERS)
+            .min_idle(Some(0))
+            .build_unchecked(manager);
+        Ok(Self {
+            path: Arc::new(path.to_path_buf()),
+            readers,
+            writer: Arc::new(Mutex::new(writer)),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Size of the database and its WAL on disk.
+    pub fn size_bytes(&self) -> u64 {
+        let wal = PathBuf::from(format!("{}-wal", self.path.display()));
+        [self.path.as_path(), wal.as_path()]
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+            .sum()
+    }
+
+    /// Run `f` on a reader connection on the blocking pool.
+    pub async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let pool = self.readers.clone();
+        let path = Arc::clone(&self.path);
+        tokio::task::spawn_blocking(move || {
+            let conn = pool.get().map_err(|e| StoreError::Pool {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            })?;
+            f(&conn)
+        })
+        .await
+        .map_err(|e| StoreError::Task(e.to_string()))?
+    }
+
+    /// Run `f` in one transaction on the writer connection on the blocking pool; committed when
+    /// `f` returns Ok, rolled back otherwise.
+    pub async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> Result<T, StoreError> + Send + 'static,
+    {
+        let writer = Arc::clone(&self.writer);
+        tokio::task::spawn_blocking(move || {
+            let mut conn = writer
+                .lock()
+                .map_err(|_| StoreError::Task("writer connection poisoned".into()))?;
+            let tx = conn.transaction().map_err(StoreError::sql("begin"))?;
+            let value = f(&tx)?;
+            tx.commit().map_err(StoreError::sql("commit"))?;
+            Ok(value)
+        })
+        .await
+        .map_err(|e| StoreError::Task(e.to_string()))?
+    }
+
+    /// Run a blocking closure with the writer connection outside a transaction (maintenance).
+    pub fn with_writer_blocking<T>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self
+            .writer
+            .lock()
+            .map_err(|_| StoreError::Task("writer connection poisoned".into()))?;
+        f(&mut conn)
+    }
+}
+
+/// Create the file with mode 0600 before SQLite does (SQLite gives -wal/-shm the same mode).
+fn create_private(path: &Path) -> Result<(), StoreError> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+        .map(drop)
+        .map_err(|e| StoreError::Unreadable {
+            path: path.display().to_string(),
+            source: e,
+        })
+}
+
+fn configure_writer(conn: &Connection) -> rusqlite::Result<()> {
+    // auto_vacuum must be chosen before the first table exists; on an existing database it is a no-op.
+    conn.execute_batch(
+        "PRAGMA auto_vacuum = INCREMENTAL;
+         PRAGMA journal_mode = WAL;
+         PRAGMA synchronous = NORMAL;
+         PRAGMA foreign_keys = ON;
+         PRAGMA busy_timeout = 5000;",
+    )
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}

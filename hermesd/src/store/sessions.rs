@@ -1,0 +1,218 @@
+//! The `sessions` table: one row per segment; segments of one conversation are linked by
+//! compression (`continued_by` points at the newer segment), branches and subagents by parent.
+
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
+
+use super::{StoreError, now_ms};
+
+/// How a segment relates to its parent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lineage {
+    Root,
+    Compression,
+    Branch,
+    Subagent,
+}
+
+impl Lineage {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Root => "root",
+            Self::Compression => "compression",
+            Self::Branch => "branch",
+            Self::Subagent => "subagent",
+        }
+    }
+}
+
+/// A session row as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRow {
+    pub id: String,
+    pub parent_session_id: Option<String>,
+    pub source: String,
+    pub title: Option<String>,
+    pub model: String,
+    pub cwd: String,
+    pub busy_policy: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub message_count: i64,
+    pub input_tokens: i64,
+    pub output_tokens: i64,
+    pub cache_read_tokens: i64,
+    pub cache_write_tokens: i64,
+    pub reasoning_tokens: i64,
+    pub cost_usd: Option<f64>,
+    pub last_seq: i64,
+}
+
+/// What a new session needs.
+#[derive(Debug, Clone)]
+pub struct NewSession {
+    pub source: String,
+    pub title: Option<String>,
+    pub model: String,
+    pub cwd: String,
+    pub parent_session_id: Option<String>,
+    pub lineage: Lineage,
+}
+
+/// Which sessions to list.
+#[derive(Debug, Clone, Default)]
+pub struct ListFilter {
+    pub limit: u32,
+    pub source: Option<String>,
+    /// Every segment rather than one row (the newest segment) per conversation.
+    pub all_segments: bool,
+}
+
+const COLUMNS: &str = "id, parent_session_id, source, title, model, cwd, busy_policy, created_at, \
+    updated_at, message_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, \
+    reasoning_tokens, cost_usd, last_seq";
+
+fn from_row(row: &Row<'_>) -> rusqlite::Result<SessionRow> {
+    Ok(SessionRow {
+        id: row.get(0)?,
+        parent_session_id: row.get(1)?,
+        source: row.get(2)?,
+        title: row.get(3)?,
+        model: row.get(4)?,
+        cwd: row.get(5)?,
+        busy_policy: row.get(6)?,
+        created_at: row.get(7)?,
+        updated_at: row.get(8)?,
+        message_count: row.get(9)?,
+        input_tokens: row.get(10)?,
+        output_tokens: row.get(11)?,
+        cache_read_tokens: row.get(12)?,
+        cache_write_tokens: row.get(13)?,
+        reasoning_tokens: row.get(14)?,
+        cost_usd: row.get(15)?,
+        last_seq: row.get(16)?,
+    })
+}
+
+/// Insert a session with a fresh id (Hermes' `YYYYMMDD_HHMMSS_xxxxxx` shape).
+pub fn insert_session(tx: &Transaction<'_>, new: &NewSession) -> Result<SessionRow, StoreError> {
+    let now = now_ms();
+    let mut attempt = 0;
+    loop {
+        let id = crate::ids::session_id();
+        let inserted = tx
+            .execute(
+                "INSERT OR IGNORE INTO sessions
+                   (id, parent_session_id, lineage, source, title, model, cwd, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8)",
+                params![
+                    id,
+                    new.parent_session_id,
+                    new.lineage.as_str(),
+                    new.source,
+                    new.title,
+                    new.model,
+                    new.cwd,
+                    now
+                ],
+            )
+            .map_err(StoreError::sql("insert session"))?;
+        if inserted == 1 {
+            if new.lineage == Lineage::Compression
+                && let Some(parent) = &new.parent_session_id
+            {
+                tx.execute(
+                    "UPDATE sessions SET continued_by = ?1 WHERE id = ?2",
+                    params![id, parent],
+                )
+                .map_err(StoreError::sql("link compressed segment"))?;
+            }
+            return get_session(tx, &id)?.ok_or(StoreError::SessionNotFound(id));
+        }
+        attempt += 1;
+        if attempt > 16 {
+            return Err(StoreError::Task("could not allocate a unique session id".into()));
+        }
+    }
+}
+
+/// The session with exactly this id.
+pub fn get_session(conn: &Connection, id: &str) -> Result<Option<SessionRow>, StoreError> {
+    conn.query_row(
+        &format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1"),
+        [id],
+        from_row,
+    )
+    .optional()
+    .map_err(StoreError::sql("get session"))
+}
+
+/// Resolve any id of a conversation to its newest segment.
+pub fn resolve_conversation(conn: &Connection, id: &str) -> Result<SessionRow, StoreError> {
+    let newest: Option<String> = conn
+        .query_row(
+            "WITH RECURSIVE chain(id, next) AS (
+                 SELECT id, continued_by FROM sessions WHERE id = ?1
+                 UNION ALL
+                 SELECT s.id, s.continued_by FROM sessions s JOIN chain c ON s.id = c.next
+             )
+             SELECT id FROM chain WHERE next IS NULL LIMIT 1",
+            [id],
+            |row| row.get(0),
+        )
+        .optional()
+        .map_err(StoreError::sql("resolve session"))?;
+    let newest = newest.ok_or_else(|| StoreError::SessionNotFound(id.to_string()))?;
+    get_session(conn, &newest)?.ok_or(StoreError::SessionNotFound(newest))
+}
+
+/// Sessions, most recently updated first.
+pub fn list_sessions(conn: &Connection, filter: &ListFilter) -> Result<Vec<SessionRow>, StoreError> {
+    let heads_only = if filter.all_segments { "" } else { "AND continued_by IS NULL" };
+    let sql = format!(
+        "SELECT {COLUMNS} FROM sessions
+         WHERE (?1 IS NULL OR source = ?1) {heads_only}
+         ORDER BY updated_at DESC, id DESC LIMIT ?2"
+    );
+    let mut stmt = conn.prepare(&sql).map_err(StoreError::sql("list sessions"))?;
+    let rows = stmt
+        .query_map(params![filter.source, i64::from(filter.limit)], from_row)
+        .map_err(StoreError::sql("list sessions"))?;
+    rows.collect::<Result<_, _>>()
+        .map_err(StoreError::sql("list sessions"))
+}
+
+/// Delete every segment of the conversation `id` belongs to (messages and events go with them).
+/// Returns the number of segments removed.
+pub fn delete_conversation(tx: &Transaction<'_>, id: &str) -> Result<usize, StoreError> {
+    let ids: Vec<String> = {
+        let mut stmt = tx
+            .prepare(
+                "WITH RECURSIVE back(id, parent, lineage) AS (
+                     SELECT id, parent_session_id, lineage FROM sessions WHERE id = ?1
+                     UNION ALL
+                     SELECT s.id, s.parent_session_id, s.lineage FROM sessions s
+                       JOIN back b ON s.id = b.parent AND b.lineage = 'compression'
+                 ),
+                 fwd(id, next) AS (
+                     SELECT id, continued_by FROM sessions WHERE id = ?1
+                     UNION ALL
+                     SELECT s.id, s.continued_by FROM sessions s JOIN fwd f ON s.id = f.next
+                 )
+                 SELECT id FROM back UNION SELECT id FROM fwd",
+            )
+            .map_err(StoreError::sql("find conversation segments"))?;
+        let rows = stmt
+            .query_map([id], |row| row.get(0))
+            .map_err(StoreError::sql("find conversation segments"))?;
+        rows.collect::<Result<_, _>>()
+            .map_err(StoreError::sql("find conversation segments"))?
+    };
+    if ids.is_empty() {
+        return Err(StoreError::SessionNotFound(id.to_string()));
+    }
+    for segment in &ids {
+        tx.execute("DELETE FROM sessions WHERE id = ?1", [segment])
+            .map_err(StoreError::sql("delete session"))?;
+    }
+    Ok(ids.len())
+}
