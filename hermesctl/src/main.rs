@@ -1,1 +1,66 @@
-fn main() {}
+//! hermesctl: the thin command-line client of hermesd. Every command that needs the daemon
+//! starts it on demand; errors are one actionable line.
+
+mod cli;
+mod commands;
+mod connection;
+mod context;
+mod daemon_process;
+mod error;
+mod output;
+mod yaml_edit;
+
+use std::{io::Write, process::ExitCode};
+
+use clap::Parser;
+
+use crate::{
+    cli::{Cli, Command},
+    context::Context,
+    error::CliError,
+};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            return report(CliError::new(format!(
+                "cannot start the async runtime: {e}"
+            )));
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => report(e),
+    }
+}
+
+fn report(e: CliError) -> ExitCode {
+    if !e.message.is_empty() {
+        let _ = writeln!(std::io::stderr(), "hermesctl: {}", e.message);
+    }
+    ExitCode::from(e.code)
+}
+
+async fn run(cli: Cli) -> Result<(), CliError> {
+    match cli.command {
+        Command::Completions { shell } => {
+            commands::docs::completions(shell);
+            return Ok(());
+        }
+        Command::Man { ref dir } => return commands::docs::man(dir.as_deref()),
+        _ => {}
+    }
+    let ctx = Context::resolve(&cli)?;
+    match cli.command {
+        Command::Status => commands::daemon::status(&ctx).await,
+        Command::Daemon(command) => commands::daemon::run(&ctx, command).await,
+        Command::Sessions(command) => commands::sessions::run(&ctx, command).await,
+        Command::Config(command) => commands::config::run(&ctx, command).await,
+        Command::Completions { .. } | Command::Man { .. } => Ok(()),
+    }
+}

@@ -62,7 +62,9 @@ fn prepare(args: &Args) -> Result<Prepared, String> {
         let (key, value) = pair
             .split_once('=')
             .ok_or_else(|| format!("invalid --set `{pair}`: expected KEY=VALUE"))?;
-        flags.pairs.push((key.trim().to_string(), value.to_string()));
+        flags
+            .pairs
+            .push((key.trim().to_string(), value.to_string()));
     }
     if let Some(level) = &args.log_level {
         flags.pairs.push(("logging.level".into(), level.clone()));
@@ -100,6 +102,8 @@ pub fn main(args: Args) -> ExitCode {
         Ok(prepared) => prepared,
         Err(message) => return fail(EXIT_CONFIG, message),
     };
+    // Every path is absolute by now; do not keep the starting directory busy.
+    let _ = std::env::set_current_dir("/");
     let lock = match PidLock::acquire(&prepared.home.pid_file()) {
         Ok(lock) => lock,
         Err(e @ crate::server::pidfile::PidError::AlreadyRunning { .. }) => {

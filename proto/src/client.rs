@@ -96,8 +96,12 @@ pub fn describe_status(status: &tonic::Status) -> String {
     let message = status.message();
     match status.code() {
         Code::Unavailable => format!("hermesd is unavailable: {message}"),
-        Code::PermissionDenied | Code::NotFound | Code::InvalidArgument | Code::Unimplemented
-        | Code::FailedPrecondition | Code::AlreadyExists => message.to_string(),
+        Code::PermissionDenied
+        | Code::NotFound
+        | Code::InvalidArgument
+        | Code::Unimplemented
+        | Code::FailedPrecondition
+        | Code::AlreadyExists => message.to_string(),
         Code::DeadlineExceeded => format!("hermesd did not answer in time: {message}"),
         code => format!("hermesd: {message} ({code:?})"),
     }

@@ -110,7 +110,10 @@ impl Home {
     pub fn socket_name(&self) -> String {
         match &self.profile {
             Some(name) => name.clone(),
-            None => format!("h-{:012x}", fnv1a(self.dir.as_os_str().as_encoded_bytes()) >> 16),
+            None => format!(
+                "h-{:012x}",
+                fnv1a(self.dir.as_os_str().as_encoded_bytes()) >> 16
+            ),
         }
     }
 

@@ -20,17 +20,82 @@ const ENV_KEYS: &[(&str, &str)] = &[
 
 /// Top-level keys of the Python Hermes config.yaml (and hermesd's own), so others get a notice.
 const KNOWN_TOP_LEVEL: &[&str] = &[
-    "_config_version", "agent", "approvals", "auxiliary", "bedrock", "browser", "checkpoints",
-    "code_execution", "command_allowlist", "compression", "computer_use", "context", "credential_pool_strategies",
-    "cron", "curator", "custom_providers", "daemon", "dashboard", "delegation", "desktop", "discord", "display",
-    "fallback_providers", "file_read_max_chars", "gateway", "goals", "group_sessions_per_user", "honcho",
-    "hooks", "human_delay", "kanban", "logging", "lsp", "matrix", "mattermost", "max_concurrent_sessions",
-    "max_live_sessions", "max_turns", "mcp_discovery_timeout", "mcp_servers", "memory", "model",
-    "model_catalog", "moa", "network", "openrouter", "personalities", "platform_hints", "platform_toolsets",
-    "privacy", "prompt_caching", "provider", "providers", "quick_commands", "secrets", "security",
-    "session_reset", "sessions", "skills", "slack", "streaming", "stt", "telegram", "terminal", "timezone",
-    "tool_loop_guardrails", "tool_output", "tools", "toolsets", "tts", "updates", "vertex", "voice", "web",
-    "whatsapp", "x_search",
+    "_config_version",
+    "agent",
+    "approvals",
+    "auxiliary",
+    "bedrock",
+    "browser",
+    "checkpoints",
+    "code_execution",
+    "command_allowlist",
+    "compression",
+    "computer_use",
+    "context",
+    "credential_pool_strategies",
+    "cron",
+    "curator",
+    "custom_providers",
+    "daemon",
+    "dashboard",
+    "delegation",
+    "desktop",
+    "discord",
+    "display",
+    "fallback_providers",
+    "file_read_max_chars",
+    "gateway",
+    "goals",
+    "group_sessions_per_user",
+    "honcho",
+    "hooks",
+    "human_delay",
+    "kanban",
+    "logging",
+    "lsp",
+    "matrix",
+    "mattermost",
+    "max_concurrent_sessions",
+    "max_live_sessions",
+    "max_turns",
+    "mcp_discovery_timeout",
+    "mcp_servers",
+    "memory",
+    "model",
+    "model_catalog",
+    "moa",
+    "network",
+    "openrouter",
+    "personalities",
+    "platform_hints",
+    "platform_toolsets",
+    "privacy",
+    "prompt_caching",
+    "provider",
+    "providers",
+    "quick_commands",
+    "secrets",
+    "security",
+    "session_reset",
+    "sessions",
+    "skills",
+    "slack",
+    "streaming",
+    "stt",
+    "telegram",
+    "terminal",
+    "timezone",
+    "tool_loop_guardrails",
+    "tool_output",
+    "tools",
+    "toolsets",
+    "tts",
+    "updates",
+    "vertex",
+    "voice",
+    "web",
+    "whatsapp",
+    "x_search",
 ];
 
 pub fn defaults() -> Result<Value, ConfigError> {
@@ -77,7 +142,10 @@ pub fn normalize_legacy(mut user: Value, notices: &mut Vec<String>) -> Value {
     if let Some(Value::String(name)) = map.get("model").cloned() {
         set_path(&mut user, &["model", "default"], Value::String(name));
     }
-    for (old, new) in [("max_turns", ["agent", "max_turns"]), ("provider", ["model", "provider"])] {
+    for (old, new) in [
+        ("max_turns", ["agent", "max_turns"]),
+        ("provider", ["model", "provider"]),
+    ] {
         if let Some(value) = user.as_mapping_mut().and_then(|m| m.remove(old)) {
             notices.push(format!("legacy key `{old}` read as `{}`", new.join(".")));
             set_path(&mut user, &new, value);
@@ -175,7 +243,10 @@ mod tests {
     #[test]
     fn legacy_keys_move() {
         let mut notices = Vec::new();
-        let user = normalize_legacy(yaml("model: gpt-4o\nprovider: openai\nmax_turns: 5"), &mut notices);
+        let user = normalize_legacy(
+            yaml("model: gpt-4o\nprovider: openai\nmax_turns: 5"),
+            &mut notices,
+        );
         assert_eq!(
             user,
             yaml("model: {default: gpt-4o, provider: openai}\nagent: {max_turns: 5}")
@@ -197,18 +268,27 @@ mod tests {
         apply_env(&mut tree, &Env::from_pairs([("HERMES_LOG_LEVEL", "debug")]));
         assert_eq!(tree["logging"]["level"], Value::from("debug"));
         let flags = FlagOverrides {
-            pairs: vec![("logging.level".into(), "warn".into()), ("daemon.drain_timeout".into(), "3".into())],
+            pairs: vec![
+                ("logging.level".into(), "warn".into()),
+                ("daemon.drain_timeout".into(), "3".into()),
+            ],
         };
         apply_flags(&mut tree, &flags).unwrap();
         assert_eq!(tree["logging"]["level"], Value::from("warn"));
         assert_eq!(tree["daemon"]["drain_timeout"], Value::from(3));
-        let bad = FlagOverrides { pairs: vec![("a..b".into(), "1".into())] };
+        let bad = FlagOverrides {
+            pairs: vec![("a..b".into(), "1".into())],
+        };
         assert!(apply_flags(&mut tree, &bad).is_err());
     }
 
     #[test]
     fn syntax_error_names_line() {
-        let err = parse_user_file(Path::new("/h/config.yaml"), "model:\n  default: x\n bad: [\n").unwrap_err();
+        let err = parse_user_file(
+            Path::new("/h/config.yaml"),
+            "model:\n  default: x\n bad: [\n",
+        )
+        .unwrap_err();
         let text = err.to_string();
         assert!(text.starts_with("/h/config.yaml line "), "{text}");
     }

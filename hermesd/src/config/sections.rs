@@ -72,7 +72,10 @@ fn line_of_key(text: &str, dotted: &str) -> Option<usize> {
             continue;
         }
         let key = wanted.peek()?;
-        if trimmed.strip_prefix(key).is_some_and(|rest| rest.starts_with(':')) {
+        if trimmed
+            .strip_prefix(key)
+            .is_some_and(|rest| rest.starts_with(':'))
+        {
             wanted.next();
             if wanted.peek().is_none() {
                 return Some(index + 1);

@@ -128,7 +128,11 @@ fn home_check(state: &DaemonState) -> pb::DoctorCheck {
         Ok(meta) => check(
             "home",
             false,
-            &format!("{} has mode {:o}", dir.display(), meta.permissions().mode() & 0o777),
+            &format!(
+                "{} has mode {:o}",
+                dir.display(),
+                meta.permissions().mode() & 0o777
+            ),
             &format!("chmod 700 {}", dir.display()),
         ),
         Err(e) => check("home", false, &format!("{}: {e}", dir.display()), ""),

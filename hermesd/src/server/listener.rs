@@ -13,7 +13,9 @@ use tokio::net::UnixListener;
 /// Why the socket could not be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum ListenError {
-    #[error("another daemon answers on {0}; stop it with `hermesctl daemon stop` or choose another --socket")]
+    #[error(
+        "another daemon answers on {0}; stop it with `hermesctl daemon stop` or choose another --socket"
+    )]
     InUse(String),
     #[error("{0} exists and is not a socket; remove it or choose another --socket")]
     NotASocket(String),

@@ -71,18 +71,30 @@ pub async fn serve(state: Arc<DaemonState>, listener: Listener) -> Result<(), Se
             },
         ))
         .add_service(pb::cron_server::CronServer::new(not_built::CronService))
-        .add_service(pb::memory_server::MemoryServer::new(not_built::MemoryService))
-        .add_service(pb::skills_server::SkillsServer::new(not_built::SkillsService))
-        .add_service(pb::gateway_server::GatewayServer::new(not_built::GatewayService))
-        .add_service(pb::models_server::ModelsServer::new(not_built::ModelsService));
+        .add_service(pb::memory_server::MemoryServer::new(
+            not_built::MemoryService,
+        ))
+        .add_service(pb::skills_server::SkillsServer::new(
+            not_built::SkillsService,
+        ))
+        .add_service(pb::gateway_server::GatewayServer::new(
+            not_built::GatewayService,
+        ))
+        .add_service(pb::models_server::ModelsServer::new(
+            not_built::ModelsService,
+        ));
 
     signals::spawn(Arc::clone(&state));
     let stop = state.shutdown.clone();
-    let server = tokio::spawn(router.serve_with_incoming_shutdown(incoming, stop.cancelled_owned()));
+    let server =
+        tokio::spawn(router.serve_with_incoming_shutdown(incoming, stop.cancelled_owned()));
     state.shutdown.cancelled().await;
     let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Stopping]);
     let drain = Duration::from_secs(state.config().daemon.drain_timeout);
-    tracing::info!(drain_s = drain.as_secs(), "stopping: draining running calls");
+    tracing::info!(
+        drain_s = drain.as_secs(),
+        "stopping: draining running calls"
+    );
     let outcome = tokio::time::timeout(drain, server).await;
     if let Some(bound) = &listener.bound {
         bound.remove();

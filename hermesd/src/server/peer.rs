@@ -55,6 +55,9 @@ mod tests {
         assert_eq!(refused.code(), tonic::Code::PermissionDenied);
         assert!(refused.message().contains("uid 1001 is refused"));
         assert!(check.allows(None).is_err());
-        assert!(check.intercept(Request::new(())).is_err(), "no connect info means no entry");
+        assert!(
+            check.intercept(Request::new(())).is_err(),
+            "no connect info means no entry"
+        );
     }
 }

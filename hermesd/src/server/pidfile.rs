@@ -83,7 +83,9 @@ mod tests {
         let path = dir.path().join("hermesd.pid");
         let held = PidLock::acquire(&path).unwrap();
         let err = PidLock::acquire(&path).unwrap_err();
-        assert!(matches!(err, PidError::AlreadyRunning { pid: Some(p), .. } if p == std::process::id()));
+        assert!(
+            matches!(err, PidError::AlreadyRunning { pid: Some(p), .. } if p == std::process::id())
+        );
         drop(held);
         PidLock::acquire(&path).unwrap();
     }

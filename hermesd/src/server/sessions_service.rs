@@ -78,7 +78,11 @@ impl pb::sessions_server::Sessions for SessionsService {
     ) -> Result<Response<pb::ListSessionsResponse>, Status> {
         let req = request.into_inner();
         let filter = ListFilter {
-            limit: if req.limit == 0 { DEFAULT_LIST_LIMIT } else { req.limit },
+            limit: if req.limit == 0 {
+                DEFAULT_LIST_LIMIT
+            } else {
+                req.limit
+            },
             source: Some(req.source.trim().to_lowercase()).filter(|s| !s.is_empty()),
             all_segments: req.all_segments,
         };
@@ -188,14 +192,20 @@ impl pb::sessions_server::Sessions for SessionsService {
         &self,
         _request: Request<pb::SearchSessionsRequest>,
     ) -> Result<Response<pb::SearchSessionsResponse>, Status> {
-        Err(not_built("Sessions.Search", "full-text session search is not built yet"))
+        Err(not_built(
+            "Sessions.Search",
+            "full-text session search is not built yet",
+        ))
     }
 
     async fn export(
         &self,
         _request: Request<pb::ExportSessionRequest>,
     ) -> Result<Response<pb::ExportSessionResponse>, Status> {
-        Err(not_built("Sessions.Export", "transcript export is not built yet"))
+        Err(not_built(
+            "Sessions.Export",
+            "transcript export is not built yet",
+        ))
     }
 
     type AttachStream = EventStream;
@@ -204,7 +214,10 @@ impl pb::sessions_server::Sessions for SessionsService {
         &self,
         _request: Request<Streaming<pb::ClientFrame>>,
     ) -> Result<Response<Self::AttachStream>, Status> {
-        Err(not_built("Sessions.Attach", "the live-session hub (attach/detach) is not built yet"))
+        Err(not_built(
+            "Sessions.Attach",
+            "the live-session hub (attach/detach) is not built yet",
+        ))
     }
 
     async fn send(
@@ -225,14 +238,20 @@ impl pb::sessions_server::Sessions for SessionsService {
         &self,
         _request: Request<pb::BranchSessionRequest>,
     ) -> Result<Response<pb::BranchSessionResponse>, Status> {
-        Err(not_built("Sessions.Branch", "history operations (branch, undo, retry) are not built yet"))
+        Err(not_built(
+            "Sessions.Branch",
+            "history operations (branch, undo, retry) are not built yet",
+        ))
     }
 
     async fn undo(
         &self,
         _request: Request<pb::UndoSessionRequest>,
     ) -> Result<Response<pb::UndoSessionResponse>, Status> {
-        Err(not_built("Sessions.Undo", "history operations (branch, undo, retry) are not built yet"))
+        Err(not_built(
+            "Sessions.Undo",
+            "history operations (branch, undo, retry) are not built yet",
+        ))
     }
 
     async fn retry(
@@ -246,20 +265,29 @@ impl pb::sessions_server::Sessions for SessionsService {
         &self,
         _request: Request<pb::CompressSessionRequest>,
     ) -> Result<Response<pb::CompressSessionResponse>, Status> {
-        Err(not_built("Sessions.Compress", "context compression is not built yet"))
+        Err(not_built(
+            "Sessions.Compress",
+            "context compression is not built yet",
+        ))
     }
 
     async fn prune(
         &self,
         _request: Request<pb::PruneSessionsRequest>,
     ) -> Result<Response<pb::PruneSessionsResponse>, Status> {
-        Err(not_built("Sessions.Prune", "session pruning is not built yet"))
+        Err(not_built(
+            "Sessions.Prune",
+            "session pruning is not built yet",
+        ))
     }
 
     async fn import(
         &self,
         _request: Request<pb::ImportSessionsRequest>,
     ) -> Result<Response<pb::ImportSessionsResponse>, Status> {
-        Err(not_built("Sessions.Import", "importing a Python Hermes state.db is not built yet"))
+        Err(not_built(
+            "Sessions.Import",
+            "importing a Python Hermes state.db is not built yet",
+        ))
     }
 }

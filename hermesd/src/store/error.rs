@@ -9,13 +9,21 @@ pub enum StoreError {
          (mv {path} {path}.broken) and start again to create a fresh one, or restore a backup"
     )]
     Corrupt { path: String, detail: String },
-    #[error("cannot open {path}: {source}; check that it belongs to you and that its directory is writable")]
+    #[error(
+        "cannot open {path}: {source}; check that it belongs to you and that its directory is writable"
+    )]
     Unreadable {
         path: String,
         source: std::io::Error,
     },
-    #[error("{path} was written by a newer hermesd (schema {found}, this build knows {known}); upgrade hermesd")]
-    TooNew { path: String, found: i64, known: i64 },
+    #[error(
+        "{path} was written by a newer hermesd (schema {found}, this build knows {known}); upgrade hermesd"
+    )]
+    TooNew {
+        path: String,
+        found: i64,
+        known: i64,
+    },
     #[error("cannot open {path}: {source}")]
     Open {
         path: String,
@@ -46,7 +54,10 @@ impl StoreError {
             Some(ErrorCode::CannotOpen | ErrorCode::PermissionDenied | ErrorCode::ReadOnly) => {
                 Self::Unreadable {
                     path,
-                    source: std::io::Error::new(std::io::ErrorKind::PermissionDenied, e.to_string()),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::PermissionDenied,
+                        e.to_string(),
+                    ),
                 }
             }
             _ => Self::Open { path, source: e },

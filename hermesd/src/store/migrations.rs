@@ -110,7 +110,9 @@ mod tests {
         let conn = Connection::open_in_memory().unwrap();
         apply(&conn).unwrap();
         apply(&conn).unwrap();
-        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(version, LATEST);
     }
 

@@ -130,7 +130,9 @@ pub fn insert_session(tx: &Transaction<'_>, new: &NewSession) -> Result<SessionR
         }
         attempt += 1;
         if attempt > 16 {
-            return Err(StoreError::Task("could not allocate a unique session id".into()));
+            return Err(StoreError::Task(
+                "could not allocate a unique session id".into(),
+            ));
         }
     }
 }
@@ -166,14 +168,23 @@ pub fn resolve_conversation(conn: &Connection, id: &str) -> Result<SessionRow, S
 }
 
 /// Sessions, most recently updated first.
-pub fn list_sessions(conn: &Connection, filter: &ListFilter) -> Result<Vec<SessionRow>, StoreError> {
-    let heads_only = if filter.all_segments { "" } else { "AND continued_by IS NULL" };
+pub fn list_sessions(
+    conn: &Connection,
+    filter: &ListFilter,
+) -> Result<Vec<SessionRow>, StoreError> {
+    let heads_only = if filter.all_segments {
+        ""
+    } else {
+        "AND continued_by IS NULL"
+    };
     let sql = format!(
         "SELECT {COLUMNS} FROM sessions
          WHERE (?1 IS NULL OR source = ?1) {heads_only}
          ORDER BY updated_at DESC, id DESC LIMIT ?2"
     );
-    let mut stmt = conn.prepare(&sql).map_err(StoreError::sql("list sessions"))?;
+    let mut stmt = conn
+        .prepare(&sql)
+        .map_err(StoreError::sql("list sessions"))?;
     let rows = stmt
         .query_map(params![filter.source, i64::from(filter.limit)], from_row)
         .map_err(StoreError::sql("list sessions"))?;

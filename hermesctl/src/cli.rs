@@ -1,0 +1,100 @@
+//! The command line of hermesctl (clap definitions; also the source of completions and man pages).
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// Talk to hermesd, the Hermes agent daemon (started on demand).
+#[derive(Debug, Parser)]
+#[command(name = "hermesctl", version, about, propagate_version = true)]
+pub struct Cli {
+    /// Socket of the daemon (default: from HERMES_SOCKET, config daemon.socket, or the profile).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// Profile: use ~/.hermes/profiles/NAME (also HERMES_PROFILE).
+    #[arg(short, long, global = true, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Print one JSON document (snake_case keys as in the .proto files).
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show the daemon's status (starts it if needed).
+    Status,
+    /// Start, stop or inspect the daemon.
+    #[command(subcommand)]
+    Daemon(DaemonCommand),
+    /// List, show and remove sessions.
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
+    /// Read and edit config.yaml (works without the daemon; a running one reloads).
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Print a shell completion script.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page, or write one page per command into a directory.
+    Man {
+        /// Write hermesctl.1 and hermesctl-*.1 here instead of printing hermesctl.1.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DaemonCommand {
+    /// Start the daemon in the background if it is not running; returns once it answers.
+    Start,
+    /// Stop the daemon; returns after the process has exited.
+    Stop,
+    /// Stop the daemon if it runs, then start it.
+    Restart,
+    /// Say whether the daemon runs (never starts it; exit code 3 when it does not).
+    Status,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// List conversations, most recent first.
+    List {
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+        /// Only this source (cli, api, cron, telegram, …).
+        #[arg(long, value_name = "SOURCE")]
+        source: Option<String>,
+        /// Every segment of compressed conversations, not one row per conversation.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Show a session and its messages.
+    Show {
+        /// Session id (any segment of the conversation).
+        id: String,
+    },
+    /// Delete a conversation (all its segments, messages and events).
+    Rm {
+        /// Session id.
+        id: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the path of config.yaml.
+    Path,
+    /// Print a key's value as written in config.yaml (dotted, e.g. model.default).
+    Get { key: String },
+    /// Set a key in config.yaml, keeping comments, then ask a running daemon to reload.
+    Set {
+        key: String,
+        /// A YAML scalar: 42, true, "text".
+        value: String,
+    },
+}

@@ -1,0 +1,171 @@
+//! `hermesctl config path|get|set`: direct edits of config.yaml that keep its comments, then a
+//! reload of a running daemon (never a start), so a config that stops the daemon can be repaired.
+
+use std::{
+    fs,
+    io::Write,
+    os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt},
+    path::Path,
+};
+
+use hermes_proto::pb;
+use serde_json::json;
+
+use crate::{
+    cli::ConfigCommand,
+    connection,
+    context::Context,
+    error::CliError,
+    output,
+    yaml_edit::{self, EditError},
+};
+
+pub async fn run(ctx: &Context, command: ConfigCommand) -> Result<(), CliError> {
+    let path = ctx.home.config_file();
+    match command {
+        ConfigCommand::Path => {
+            if ctx.json {
+                output::json(&json!({"path": path.display().to_string(), "exists": path.exists()}));
+            } else {
+                output::line(path.display().to_string());
+            }
+            Ok(())
+        }
+        ConfigCommand::Get { key } => {
+            let text = read(&path)?;
+            let value = yaml_edit::get(&text, &key).map_err(|e| edit_error(&path, e))?;
+            let Some(value) = value else {
+                return Err(CliError::new(format!(
+                    "`{key}` is not set in {} (the built-in default applies)",
+                    path.display()
+                )));
+            };
+            if ctx.json {
+                let value: serde_json::Value =
+                    serde_json::to_value(&value).unwrap_or(serde_json::Value::Null);
+                output::json(&json!({"key": key, "value": value}));
+            } else {
+                output::line(render(&value));
+            }
+            Ok(())
+        }
+        ConfigCommand::Set { key, value } => set(ctx, &path, &key, &value).await,
+    }
+}
+
+async fn set(ctx: &Context, path: &Path, key: &str, raw: &str) -> Result<(), CliError> {
+    let text = read(path)?;
+    let value = yaml_edit::parse_cli_value(raw);
+    let updated = yaml_edit::set(&text, key, &value).map_err(|e| edit_error(path, e))?;
+    if updated != text {
+        write_atomically(path, &updated)?;
+    }
+    let reload = reload_running(ctx).await;
+    let shown = render(&value);
+    if ctx.json {
+        let (reloaded, error) = match &reload {
+            Reload::Done => (true, None),
+            Reload::NotRunning => (false, None),
+            Reload::Refused(e) => (false, Some(e.clone())),
+        };
+        output::json(&json!({
+            "key": key,
+            "value": serde_json::to_value(&value).unwrap_or(serde_json::Value::Null),
+            "path": path.display().to_string(),
+            "reloaded": reloaded,
+            "reload_error": error,
+        }));
+    } else {
+        let after = match &reload {
+            Reload::Done => "hermesd reloaded it".to_string(),
+            Reload::NotRunning => {
+                "hermesd is not running; it applies at the next start".to_string()
+            }
+            Reload::Refused(e) => format!("hermesd did not reload: {e}"),
+        };
+        output::line(format!("{key} = {shown} in {}; {after}", path.display()));
+    }
+    match reload {
+        Reload::Refused(e) => Err(CliError::new(format!("the file was written, but {e}"))),
+        _ => Ok(()),
+    }
+}
+
+enum Reload {
+    Done,
+    NotRunning,
+    Refused(String),
+}
+
+async fn reload_running(ctx: &Context) -> Reload {
+    let daemon = match connection::probe(ctx).await {
+        Ok(Some(daemon)) => daemon,
+        Ok(None) => return Reload::NotRunning,
+        Err(e) => return Reload::Refused(e.message),
+    };
+    match daemon
+        .daemon()
+        .reload_config(pb::ReloadConfigRequest {})
+        .await
+    {
+        Ok(_) => Reload::Done,
+        Err(status) => Reload::Refused(status.message().to_string()),
+    }
+}
+
+fn read(path: &Path) -> Result<String, CliError> {
+    match fs::read_to_string(path) {
+        Ok(text) => Ok(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(CliError::new(format!(
+            "cannot read {}: {e}",
+            path.display()
+        ))),
+    }
+}
+
+/// Write next to the file and rename over it, keeping the file's mode (0600 for a new file).
+fn write_atomically(path: &Path, text: &str) -> Result<(), CliError> {
+    let fail = |verb: &str, e: std::io::Error| {
+        CliError::new(format!("cannot {verb} {}: {e}", path.display()))
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| fail("create the directory of", e))?;
+    let mode = fs::metadata(path)
+        .map(|m| m.permissions().mode() & 0o7777)
+        .unwrap_or(0o600);
+    let temp = dir.join(format!(".config.yaml.{}.tmp", std::process::id()));
+    let written = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(mode)
+        .open(&temp)
+        .and_then(|mut file| {
+            file.write_all(text.as_bytes())?;
+            file.sync_all()
+        });
+    if let Err(e) = written.and_then(|()| fs::rename(&temp, path)) {
+        let _ = fs::remove_file(&temp);
+        return Err(fail("write", e));
+    }
+    Ok(())
+}
+
+fn edit_error(path: &Path, e: EditError) -> CliError {
+    CliError::new(format!("{}: {e}", path.display()))
+}
+
+/// A value as YAML on one line (flow style for lists and mappings).
+fn render(value: &serde_yaml::Value) -> String {
+    match value {
+        serde_yaml::Value::String(s) => s.clone(),
+        other => serde_yaml::to_string(other)
+            .map(|s| s.trim_end().to_string())
+            .unwrap_or_default(),
+    }
+}

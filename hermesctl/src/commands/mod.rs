@@ -1,0 +1,6 @@
+//! One module per command group.
+
+pub mod config;
+pub mod daemon;
+pub mod docs;
+pub mod sessions;

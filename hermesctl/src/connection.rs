@@ -1,0 +1,60 @@
+//! Reaching the daemon: connect, start it on demand, check that it speaks our protocol.
+
+use hermes_proto::{
+    client::{self, protocol_mismatch},
+    pb::{self, daemon_client::DaemonClient, sessions_client::SessionsClient},
+};
+use tonic::transport::Channel;
+
+use crate::{context::Context, daemon_process, error::CliError};
+
+/// A connected daemon and what it said about itself.
+#[derive(Debug)]
+pub struct Daemon {
+    pub channel: Channel,
+    pub status: pb::GetStatusResponse,
+}
+
+impl Daemon {
+    pub fn daemon(&self) -> DaemonClient<Channel> {
+        DaemonClient::new(self.channel.clone())
+    }
+
+    pub fn sessions(&self) -> SessionsClient<Channel> {
+        SessionsClient::new(self.channel.clone())
+    }
+}
+
+/// Connect without starting anything; `Ok(None)` when no daemon runs.
+pub async fn probe(ctx: &Context) -> Result<Option<Daemon>, CliError> {
+    let channel = match client::connect(&ctx.socket).await {
+        Ok(channel) => channel,
+        Err(e) if e.is_not_running() => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let status = DaemonClient::new(channel.clone())
+        .get_status(pb::GetStatusRequest {})
+        .await?
+        .into_inner();
+    Ok(Some(Daemon { channel, status }))
+}
+
+/// Connect, starting the daemon when none runs, and refuse a daemon of another protocol.
+pub async fn connect(ctx: &Context) -> Result<Daemon, CliError> {
+    let daemon = match probe(ctx).await? {
+        Some(daemon) => daemon,
+        None => {
+            daemon_process::start(ctx).await?;
+            probe(ctx).await?.ok_or_else(|| {
+                CliError::new(format!(
+                    "hermesd started but does not answer on {}",
+                    ctx.socket.display()
+                ))
+            })?
+        }
+    };
+    if let Some(message) = protocol_mismatch(&daemon.status) {
+        return Err(CliError::new(message));
+    }
+    Ok(daemon)
+}
