@@ -18,8 +18,9 @@ pub use state::DaemonState;
 /// Serve `state` on `listener` until `state.shutdown` is cancelled (signal, Shutdown RPC, or the
 /// caller), then drain. Tells systemd READY once the socket answers.
 pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), ServeError> {
+    // Signal handlers first: a SIGTERM right after READY must find them installed.
+    server::spawn_signal_handler(Arc::clone(&state));
     let serving = server::serve(Arc::clone(&state), listener);
-    tokio::pin!(serving);
     // The listener is already bound: connections queue in the backlog until the server accepts,
     // so the socket answers from here on.
     let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Ready]);

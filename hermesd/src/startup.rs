@@ -4,7 +4,7 @@
 
 use std::{
     io::Write,
-    os::unix::fs::{DirBuilderExt, PermissionsExt},
+    os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt},
     path::Path,
     process::ExitCode,
     sync::Arc,
@@ -84,14 +84,20 @@ fn prepare(args: &Args) -> Result<Prepared, String> {
     })
 }
 
-/// Create a directory with mode 0700 if missing (an existing one is left as the user made it).
+/// Create a directory with mode 0700, or tighten an existing one of ours that others can enter
+/// (as Hermes does for its home).
 fn ensure_private_dir(dir: &Path) -> Result<(), String> {
     if !dir.exists() {
-        std::fs::DirBuilder::new()
+        return std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()));
+    }
+    let meta = std::fs::metadata(dir).map_err(|e| format!("cannot inspect {}: {e}", dir.display()))?;
+    if meta.permissions().mode() & 0o077 != 0 && meta.uid() == nix::unistd::geteuid().as_raw() {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| format!("cannot chmod 700 {}: {e}", dir.display()))?;
     }
     Ok(())
 }

@@ -17,6 +17,7 @@ use tonic::{service::InterceptorLayer, transport::Server};
 
 use crate::state::DaemonState;
 pub use listener::Listener;
+pub use signals::spawn as spawn_signal_handler;
 
 /// Why serving stopped abnormally.
 #[derive(Debug, thiserror::Error)]
@@ -84,7 +85,6 @@ pub async fn serve(state: Arc<DaemonState>, listener: Listener) -> Result<(), Se
             not_built::ModelsService,
         ));
 
-    signals::spawn(Arc::clone(&state));
     let stop = state.shutdown.clone();
     let server =
         tokio::spawn(router.serve_with_incoming_shutdown(incoming, stop.cancelled_owned()));

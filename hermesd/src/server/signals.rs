@@ -6,6 +6,25 @@ use tokio::signal::unix::{SignalKind, signal};
 
 use crate::state::DaemonState;
 
+/// Reload as systemd's `Type=notify-reload` expects: RELOADING=1 (with the monotonic time), the
+/// reload, then READY=1 whether or not the new configuration was accepted.
+async fn reload_on_hangup(state: &Arc<DaemonState>) {
+    let mut reloading = vec![sd_notify::NotifyState::Reloading];
+    if let Ok(now) = sd_notify::NotifyState::monotonic_usec_now() {
+        reloading.push(now);
+    }
+    let _ = sd_notify::notify(false, &reloading);
+    let worker = Arc::clone(state);
+    match tokio::task::spawn_blocking(move || worker.reload()).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "SIGHUP reload refused; keeping the running configuration");
+        }
+        Err(e) => tracing::error!(error = %e, "reload task failed"),
+    }
+    let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Ready]);
+}
+
 /// Start the signal-handling task.
 pub fn spawn(state: Arc<DaemonState>) {
     tokio::spawn(async move {
@@ -23,15 +42,7 @@ pub fn spawn(state: Arc<DaemonState>) {
             tokio::select! {
                 _ = term.recv() => { tracing::info!("SIGTERM received"); break; }
                 _ = int.recv() => { tracing::info!("SIGINT received"); break; }
-                _ = hup.recv() => {
-                    let state = Arc::clone(&state);
-                    let result = tokio::task::spawn_blocking(move || state.reload()).await;
-                    match result {
-                        Ok(Ok(_)) => {}
-                        Ok(Err(e)) => tracing::warn!(error = %e, "SIGHUP reload refused; keeping the running configuration"),
-                        Err(e) => tracing::error!(error = %e, "reload task failed"),
-                    }
-                }
+                _ = hup.recv() => reload_on_hangup(&state).await,
                 _ = state.shutdown.cancelled() => return,
             }
         }

@@ -1,0 +1,144 @@
+//! Running the real hermesd: started in the foreground with a NOTIFY_SOCKET, so "ready" is the
+//! daemon's own READY=1 (the systemd protocol), never a sleep.
+
+use std::{
+    io::Read,
+    os::unix::net::UnixDatagram,
+    path::{Path, PathBuf},
+    process::{Child, Command, ExitStatus, Stdio},
+    time::Duration,
+};
+
+use hermes_proto::pb;
+use nix::{
+    sys::signal::{Signal, kill},
+    unistd::Pid,
+};
+use tonic::transport::Channel;
+
+use crate::TestHome;
+
+/// How long a test waits for a notification before failing.
+pub const NOTIFY_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// A hermesd child process; killed with SIGKILL when dropped if still running.
+pub struct DaemonProcess {
+    pub child: Child,
+    pub socket: PathBuf,
+    notify: UnixDatagram,
+    notify_path: PathBuf,
+}
+
+/// A datagram socket that receives sd_notify messages.
+pub fn notify_socket(dir: &Path, name: &str) -> (UnixDatagram, PathBuf) {
+    let path = dir.join(name);
+    let _ = std::fs::remove_file(&path);
+    let socket = UnixDatagram::bind(&path).expect("bind notify socket");
+    socket
+        .set_read_timeout(Some(NOTIFY_TIMEOUT))
+        .expect("set timeout");
+    (socket, path)
+}
+
+/// Receive notify datagrams until one contains `wanted` (e.g. "READY=1").
+pub fn wait_notify(socket: &UnixDatagram, wanted: &str) -> Result<(), String> {
+    let mut buf = [0u8; 512];
+    loop {
+        let n = socket
+            .recv(&mut buf)
+            .map_err(|e| format!("no {wanted} notification: {e}"))?;
+        if String::from_utf8_lossy(&buf[..n]).lines().any(|l| l == wanted) {
+            return Ok(());
+        }
+    }
+}
+
+impl DaemonProcess {
+    /// Start hermesd on `home` with extra arguments and wait for READY.
+    pub fn start(home: &TestHome, args: &[&str]) -> Self {
+        Self::start_with(home, args, |_| {})
+    }
+
+    /// Like [`DaemonProcess::start`], letting the caller adjust the command first.
+    pub fn start_with(home: &TestHome, args: &[&str], adjust: impl FnOnce(&mut Command)) -> Self {
+        let (notify, notify_path) = notify_socket(home.path(), "notify");
+        let mut command = home.command(&crate::binary("hermesd"));
+        command
+            .args(args)
+            .env("NOTIFY_SOCKET", &notify_path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        adjust(&mut command);
+        let mut child = command.spawn().expect("spawn hermesd");
+        if let Err(e) = wait_notify(&notify, "READY=1") {
+            let _ = child.kill();
+            let mut stderr = String::new();
+            if let Some(mut pipe) = child.stderr.take() {
+                let _ = pipe.read_to_string(&mut stderr);
+            }
+            panic!("hermesd did not become ready: {e}\nstderr: {stderr}");
+        }
+        Self {
+            child,
+            socket: home.socket(),
+            notify,
+            notify_path,
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn signal(&self, signal: Signal) {
+        kill(Pid::from_raw(self.pid() as i32), signal).expect("send signal");
+    }
+
+    /// Wait for the next notification containing `wanted`.
+    pub fn expect_notify(&self, wanted: &str) {
+        wait_notify(&self.notify, wanted).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// Send SIGTERM and wait for the exit status.
+    pub fn terminate(mut self) -> ExitStatus {
+        self.signal(Signal::SIGTERM);
+        self.child.wait().expect("wait hermesd")
+    }
+
+    /// SIGKILL, as a crash would.
+    pub fn kill_hard(mut self) {
+        self.signal(Signal::SIGKILL);
+        let _ = self.child.wait();
+    }
+
+    /// A gRPC channel to this daemon.
+    pub async fn channel(&self) -> Channel {
+        connect(&self.socket).await
+    }
+
+    /// GetStatus over the socket.
+    pub async fn status(&self) -> pb::GetStatusResponse {
+        pb::daemon_client::DaemonClient::new(self.channel().await)
+            .get_status(pb::GetStatusRequest {})
+            .await
+            .expect("GetStatus")
+            .into_inner()
+    }
+}
+
+/// Connect to a socket with the client library of hermes-proto.
+pub async fn connect(socket: &Path) -> Channel {
+    hermes_proto::client::connect(socket)
+        .await
+        .unwrap_or_else(|e| panic!("connect {}: {e}", socket.display()))
+}
+
+impl Drop for DaemonProcess {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        let _ = std::fs::remove_file(&self.notify_path);
+    }
+}

@@ -1,0 +1,118 @@
+//! A temporary HERMES_HOME with its own socket, and helpers to run hermesctl against it.
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Output, Stdio},
+};
+
+use tempfile::TempDir;
+
+/// A private home for one test; removed when dropped.
+pub struct TestHome {
+    dir: TempDir,
+}
+
+impl Default for TestHome {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TestHome {
+    pub fn new() -> Self {
+        // Short paths: a socket path must fit in 107 bytes.
+        let dir = tempfile::Builder::new()
+            .prefix("hd")
+            .tempdir_in("/tmp")
+            .expect("create temp home");
+        Self { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The home directory of the fake user (its `~/.hermes` is where profiles live).
+    pub fn user_home(&self) -> PathBuf {
+        self.path().join("u")
+    }
+
+    pub fn socket(&self) -> PathBuf {
+        self.path().join("hermesd.sock")
+    }
+
+    pub fn write(&self, relative: &str, text: &str) {
+        let path = self.path().join(relative);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create parent");
+        }
+        std::fs::write(path, text).expect("write file");
+    }
+
+    /// A command with a clean environment pointing at this home.
+    pub fn command(&self, program: &Path) -> Command {
+        let mut command = Command::new(program);
+        command
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.user_home())
+            .env("HERMES_HOME", self.path())
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// Run hermesctl with these arguments and collect its output.
+    pub fn ctl(&self, args: &[&str]) -> CtlOutput {
+        let output = self
+            .command(&crate::binary("hermesctl"))
+            .args(args)
+            .output()
+            .expect("run hermesctl");
+        CtlOutput(output)
+    }
+}
+
+/// What a hermesctl run printed.
+pub struct CtlOutput(pub Output);
+
+impl CtlOutput {
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.0.stdout).into_owned()
+    }
+
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.0.stderr).into_owned()
+    }
+
+    pub fn code(&self) -> Option<i32> {
+        self.0.status.code()
+    }
+
+    /// Assert success and return stdout.
+    pub fn ok(&self) -> String {
+        assert!(
+            self.0.status.success(),
+            "hermesctl failed ({:?})\nstdout: {}\nstderr: {}",
+            self.0.status,
+            self.stdout(),
+            self.stderr()
+        );
+        self.stdout()
+    }
+
+    /// Assert success and parse stdout as one JSON document.
+    pub fn json(&self) -> serde_json::Value {
+        let out = self.ok();
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+    }
+
+    /// Assert failure and return stderr.
+    pub fn err(&self) -> String {
+        assert!(
+            !self.0.status.success(),
+            "hermesctl should have failed\nstdout: {}",
+            self.stdout()
+        );
+        self.stderr()
+    }
+}
