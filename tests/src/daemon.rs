@@ -34,6 +34,10 @@ pub fn notify_socket(dir: &Path, name: &str) -> (UnixDatagram, PathBuf) {
     let path = dir.join(name);
     let _ = std::fs::remove_file(&path);
     let socket = UnixDatagram::bind(&path).expect("bind notify socket");
+    // A daemon started as another user (the peer-uid test) must be able to send to it; the
+    // socket sits in the test's private directory.
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o666))
+        .expect("chmod notify socket");
     socket
         .set_read_timeout(Some(NOTIFY_TIMEOUT))
         .expect("set timeout");
