@@ -94,7 +94,8 @@ fn ensure_private_dir(dir: &Path) -> Result<(), String> {
             .create(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()));
     }
-    let meta = std::fs::metadata(dir).map_err(|e| format!("cannot inspect {}: {e}", dir.display()))?;
+    let meta =
+        std::fs::metadata(dir).map_err(|e| format!("cannot inspect {}: {e}", dir.display()))?;
     if meta.permissions().mode() & 0o077 != 0 && meta.uid() == nix::unistd::geteuid().as_raw() {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
             .map_err(|e| format!("cannot chmod 700 {}: {e}", dir.display()))?;

@@ -51,7 +51,10 @@ pub fn wait_notify(socket: &UnixDatagram, wanted: &str) -> Result<(), String> {
         let n = socket
             .recv(&mut buf)
             .map_err(|e| format!("no {wanted} notification: {e}"))?;
-        if String::from_utf8_lossy(&buf[..n]).lines().any(|l| l == wanted) {
+        if String::from_utf8_lossy(&buf[..n])
+            .lines()
+            .any(|l| l == wanted)
+        {
             return Ok(());
         }
     }

@@ -1,5 +1,6 @@
 //! hermesd as a process: start, stop, refusal of a second daemon, stale sockets, crashes,
 //! systemd notify and socket activation, closed output streams, bad config and a bad database.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
 
 use std::{
     os::unix::{
@@ -37,10 +38,17 @@ async fn starts_serves_and_stops_on_sigterm() {
 
     let meta = std::fs::metadata(home.socket()).unwrap();
     assert!(meta.file_type().is_socket());
-    assert_eq!(meta.permissions().mode() & 0o777, 0o600, "socket must be 0600");
+    assert_eq!(
+        meta.permissions().mode() & 0o777,
+        0o600,
+        "socket must be 0600"
+    );
     let home_mode = std::fs::metadata(home.path()).unwrap().permissions().mode() & 0o777;
     assert_eq!(home_mode & 0o077, 0, "home must not be open to others");
-    let db_mode = std::fs::metadata(home.path().join("hermesd.db")).unwrap().permissions().mode();
+    let db_mode = std::fs::metadata(home.path().join("hermesd.db"))
+        .unwrap()
+        .permissions()
+        .mode();
     assert_eq!(db_mode & 0o777, 0o600);
 
     let exit = daemon.terminate();
@@ -67,7 +75,10 @@ async fn second_daemon_for_the_same_home_is_refused() {
     let (code, stderr) = run_hermesd(&home, &[]);
     assert_eq!(code, Some(3), "stderr: {stderr}");
     assert!(stderr.contains("already running"), "{stderr}");
-    assert!(stderr.contains(&format!("pid {}", daemon.pid())), "{stderr}");
+    assert!(
+        stderr.contains(&format!("pid {}", daemon.pid())),
+        "{stderr}"
+    );
     // The first one is untouched.
     assert_eq!(daemon.status().await.pid, daemon.pid());
 }
@@ -88,7 +99,10 @@ fn a_file_in_place_of_the_socket_is_not_removed() {
     let (code, stderr) = run_hermesd(&home, &[]);
     assert_eq!(code, Some(1));
     assert!(stderr.contains("is not a socket"), "{stderr}");
-    assert_eq!(std::fs::read_to_string(home.socket()).unwrap(), "not a socket");
+    assert_eq!(
+        std::fs::read_to_string(home.socket()).unwrap(),
+        "not a socket"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -108,7 +122,10 @@ async fn sigkill_then_restart_keeps_the_database() {
         .session
         .unwrap();
     daemon.kill_hard();
-    assert!(home.socket().exists(), "a SIGKILLed daemon leaves its socket");
+    assert!(
+        home.socket().exists(),
+        "a SIGKILLed daemon leaves its socket"
+    );
 
     let daemon = DaemonProcess::start(&home, &[]);
     let mut sessions = pb::sessions_client::SessionsClient::new(daemon.channel().await);
@@ -159,11 +176,21 @@ async fn socket_activation_uses_the_passed_fd() {
         .into_inner();
     assert_eq!(status.pid, child.id());
     assert_eq!(status.socket, activated.display().to_string());
-    assert!(!home.socket().exists(), "no socket of its own under activation");
+    assert!(
+        !home.socket().exists(),
+        "no socket of its own under activation"
+    );
 
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        Signal::SIGTERM,
+    )
+    .unwrap();
     assert!(child.wait().unwrap().success());
-    assert!(activated.exists(), "the activated socket belongs to systemd and stays");
+    assert!(
+        activated.exists(),
+        "the activated socket belongs to systemd and stays"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -177,7 +204,10 @@ async fn closed_stdout_and_stderr_do_not_kill_the_daemon() {
     let mut client = pb::daemon_client::DaemonClient::new(daemon.channel().await);
     for _ in 0..20 {
         // Each reload logs lines to the closed stderr.
-        client.reload_config(pb::ReloadConfigRequest {}).await.unwrap();
+        client
+            .reload_config(pb::ReloadConfigRequest {})
+            .await
+            .unwrap();
     }
     assert_eq!(daemon.status().await.pid, daemon.pid());
     assert!(daemon.terminate().success());
@@ -186,7 +216,10 @@ async fn closed_stdout_and_stderr_do_not_kill_the_daemon() {
 #[test]
 fn malformed_config_names_file_and_line() {
     let home = TestHome::new();
-    home.write("config.yaml", "model:\n  default: gpt-4o\n  provider: [openai\n");
+    home.write(
+        "config.yaml",
+        "model:\n  default: gpt-4o\n  provider: [openai\n",
+    );
     let (code, stderr) = run_hermesd(&home, &[]);
     assert_eq!(code, Some(2), "{stderr}");
     let config = home.path().join("config.yaml").display().to_string();
@@ -210,7 +243,10 @@ fn corrupt_database_is_a_clear_error() {
     home.write("hermesd.db", &"this is not sqlite ".repeat(300));
     let (code, stderr) = run_hermesd(&home, &[]);
     assert_eq!(code, Some(1), "{stderr}");
-    assert!(stderr.contains("hermesd.db is not a readable SQLite database"), "{stderr}");
+    assert!(
+        stderr.contains("hermesd.db is not a readable SQLite database"),
+        "{stderr}"
+    );
     assert!(stderr.contains("move the file aside"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
@@ -221,14 +257,23 @@ fn bad_dotenv_line_is_reported_without_its_content() {
     home.write(".env", "GOOD=1\nSECRET sk-live-123\n");
     let (code, stderr) = run_hermesd(&home, &[]);
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains(".env") && stderr.contains("line 2"), "{stderr}");
-    assert!(!stderr.contains("sk-live-123"), "secrets never echoed: {stderr}");
+    assert!(
+        stderr.contains(".env") && stderr.contains("line 2"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("sk-live-123"),
+        "secrets never echoed: {stderr}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn config_layers_defaults_file_env_dotenv_flags() {
     let home = TestHome::new();
-    home.write("config.yaml", "model:\n  default: from-file\n  provider: ${PROV}\n");
+    home.write(
+        "config.yaml",
+        "model:\n  default: from-file\n  provider: ${PROV}\n",
+    );
     home.write(".env", "PROV=from-dotenv\n");
     // config.yaml, with ${VAR} from .env
     let daemon = DaemonProcess::start(&home, &[]);
@@ -243,7 +288,10 @@ async fn config_layers_defaults_file_env_dotenv_flags() {
     daemon.terminate();
 
     // .env beats the process env
-    home.write(".env", "PROV=from-dotenv\nHERMES_INFERENCE_MODEL=from-dotenv-model\n");
+    home.write(
+        ".env",
+        "PROV=from-dotenv\nHERMES_INFERENCE_MODEL=from-dotenv-model\n",
+    );
     let daemon = DaemonProcess::start_with(&home, &[], |c| {
         c.env("HERMES_INFERENCE_MODEL", "from-env");
     });
@@ -262,15 +310,33 @@ async fn reload_keeps_the_running_config_when_the_file_breaks() {
     home.write("config.yaml", "model: {default: first}\n");
     let daemon = DaemonProcess::start(&home, &[]);
     let mut client = pb::daemon_client::DaemonClient::new(daemon.channel().await);
-    home.write("config.yaml", "model: {default: second}\nunknown_thing: 1\n");
-    let reply = client.reload_config(pb::ReloadConfigRequest {}).await.unwrap().into_inner();
-    assert!(reply.notices.iter().any(|n| n.contains("unknown_thing")), "{:?}", reply.notices);
+    home.write(
+        "config.yaml",
+        "model: {default: second}\nunknown_thing: 1\n",
+    );
+    let reply = client
+        .reload_config(pb::ReloadConfigRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        reply.notices.iter().any(|n| n.contains("unknown_thing")),
+        "{:?}",
+        reply.notices
+    );
     assert_eq!(daemon.status().await.model, "second");
 
     home.write("config.yaml", "model: {default: [broken\n");
-    let err = client.reload_config(pb::ReloadConfigRequest {}).await.unwrap_err();
+    let err = client
+        .reload_config(pb::ReloadConfigRequest {})
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), tonic::Code::InvalidArgument);
-    assert!(err.message().contains("config.yaml line"), "{}", err.message());
+    assert!(
+        err.message().contains("config.yaml line"),
+        "{}",
+        err.message()
+    );
     assert_eq!(daemon.status().await.model, "second", "old config stays");
 
     // SIGHUP reloads too, announced as systemd's Type=notify-reload expects.
@@ -292,7 +358,11 @@ async fn unbuilt_rpcs_say_what_is_missing() {
         .unwrap_err();
     assert_eq!(err.code(), tonic::Code::Unimplemented);
     assert!(err.message().contains("Cron.list"), "{}", err.message());
-    assert!(err.message().contains("cron scheduler"), "{}", err.message());
+    assert!(
+        err.message().contains("cron scheduler"),
+        "{}",
+        err.message()
+    );
     let err = pb::sessions_client::SessionsClient::new(channel)
         .send(pb::SendRequest::default())
         .await

@@ -1,5 +1,6 @@
 //! Clients hermesd does not control: a Python grpcio script using reflection, a process of another
 //! user, and a daemon that speaks another protocol version.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
 
 use std::{os::unix::process::CommandExt, path::Path, process::Stdio};
 
@@ -30,12 +31,18 @@ async fn python_grpcio_lists_services_by_reflection_and_calls_the_api() {
             .map(|s| s.as_str().unwrap())
             .collect();
         for name in hermes_proto::SERVICE_NAMES {
-            assert!(services.contains(name), "{listing} lacks {name}: {services:?}");
+            assert!(
+                services.contains(name),
+                "{listing} lacks {name}: {services:?}"
+            );
         }
         assert!(services.contains(&"grpc.health.v1.Health"), "{services:?}");
     }
     assert_eq!(doc["status"]["pid"], daemon.pid());
-    assert_eq!(doc["status"]["protocol_version"], hermes_proto::PROTOCOL_VERSION);
+    assert_eq!(
+        doc["status"]["protocol_version"],
+        hermes_proto::PROTOCOL_VERSION
+    );
     assert_eq!(doc["health"], "SERVING");
     let methods = doc["daemon_methods"].as_array().unwrap();
     assert_eq!(methods.len(), 5, "{methods:?}");
@@ -66,7 +73,10 @@ async fn another_uid_is_refused() {
         .await
         .unwrap_err();
     assert_eq!(err.code(), tonic::Code::PermissionDenied, "{err:?}");
-    assert_eq!(err.message(), format!("hermesd serves uid {NOBODY} only; uid 0 is refused"));
+    assert_eq!(
+        err.message(),
+        format!("hermesd serves uid {NOBODY} only; uid 0 is refused")
+    );
     // Reflection and health are behind the same check.
     let output = std::process::Command::new("python3")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("py/reflect.py"))
@@ -143,7 +153,9 @@ async fn a_daemon_of_another_protocol_is_named_with_the_fix() {
     let socket_arg = socket.display().to_string();
     let ctl_home = TestHome::new();
     let output = tokio::task::spawn_blocking(move || {
-        ctl_home.ctl(&["--socket", &socket_arg, "sessions", "list"]).err()
+        ctl_home
+            .ctl(&["--socket", &socket_arg, "sessions", "list"])
+            .err()
     })
     .await
     .unwrap();

@@ -166,3 +166,6 @@ fn configure_writer(conn: &Connection) -> rusqlite::Result<()> {
 pub fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
+
+#[cfg(test)]
+mod tests;
