@@ -8,6 +8,7 @@ use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::{EnvFilter, fmt, layer::SubscriberExt, util::SubscriberInitExt};
 
 const MAX_LOG_BYTES: usize = 10 * 1024 * 1024;
+const BUFFERED_LINES: usize = 4096;
 
 /// Keeps the log writer thread alive; flushes on drop.
 #[derive(Debug)]
@@ -33,7 +34,12 @@ pub fn init(log_dir: &Path, level: &str, max_files: usize) -> Result<LogGuard, S
                 .to_owned(),
         ),
     );
-    let (file_writer, guard) = tracing_appender::non_blocking(rotating);
+    // The default buffer preallocates 128,000 lines (about 4 MiB); a few thousand lines absorb any
+    // burst, and when full the writer waits rather than dropping lines.
+    let (file_writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(BUFFERED_LINES)
+        .lossy(false)
+        .finish(rotating);
     tracing_subscriber::registry()
         .with(filter)
         .with(

@@ -15,15 +15,15 @@ use std::path::PathBuf;
 /// Path of a workspace binary (`hermesd`, `hermesctl`, …) built next to the test executable.
 pub fn binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
-    // target/<profile>/deps/<test>-<hash>  →  target/<profile>/<name>
-    let profile_dir = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("test executable lives in target/<profile>/deps");
+    // Tests run from target/<profile>/deps/, bench binaries from target/<profile>/.
+    let mut profile_dir = exe.parent().expect("executable has a directory");
+    if profile_dir.ends_with("deps") {
+        profile_dir = profile_dir.parent().expect("deps has a parent");
+    }
     let path = profile_dir.join(name);
     assert!(
         path.is_file(),
-        "{} is missing: run `cargo build --workspace --bins` before the tests",
+        "{} is missing: run `cargo build --workspace --bins` (with --release for benchmarks) first",
         path.display()
     );
     path
