@@ -68,8 +68,18 @@ impl DaemonProcess {
 
     /// Like [`DaemonProcess::start`], letting the caller adjust the command first.
     pub fn start_with(home: &TestHome, args: &[&str], adjust: impl FnOnce(&mut Command)) -> Self {
+        Self::start_program(home, &crate::binary("hermesd"), args, adjust)
+    }
+
+    /// Start a given hermesd executable (e.g. a copy another user may run).
+    pub fn start_program(
+        home: &TestHome,
+        program: &Path,
+        args: &[&str],
+        adjust: impl FnOnce(&mut Command),
+    ) -> Self {
         let (notify, notify_path) = notify_socket(home.path(), "notify");
-        let mut command = home.command(&crate::binary("hermesd"));
+        let mut command = home.command(program);
         command
             .args(args)
             .env("NOTIFY_SOCKET", &notify_path)

@@ -65,7 +65,10 @@ async fn another_uid_is_refused() {
     let owner = Some(nix::unistd::Uid::from_raw(NOBODY));
     let group = Some(nix::unistd::Gid::from_raw(NOBODY));
     nix::unistd::chown(home.path(), owner, group).unwrap();
-    let daemon = DaemonProcess::start_with(&home, &[], |command| {
+    // The build tree may sit where `nobody` cannot enter (/root): run a copy from the home.
+    let program = home.path().join("hermesd-copy");
+    std::fs::copy(hermes_tests::binary("hermesd"), &program).unwrap();
+    let daemon = DaemonProcess::start_program(&home, &program, &[], |command| {
         command.uid(NOBODY).gid(NOBODY).env("HOME", home.path());
     });
     let err = pb::daemon_client::DaemonClient::new(connect(&home.socket()).await)
