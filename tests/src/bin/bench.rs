@@ -173,7 +173,9 @@ fn main() {
     stop(pid);
 
     for name in ["hermesd", "hermesctl", "hermes-tui"] {
-        let bytes = std::fs::metadata(binary(name)).map(|m| m.len()).unwrap_or(0);
+        let bytes = std::fs::metadata(binary(name))
+            .map(|m| m.len())
+            .unwrap_or(0);
         rows.push(Row {
             what: format!("{name} binary size"),
             median: format!("{:.2} MiB", bytes as f64 / (1024.0 * 1024.0)),
@@ -182,13 +184,23 @@ fn main() {
         });
     }
 
-    let profile = if cfg!(debug_assertions) { "debug (use --release!)" } else { "release" };
-    println!("hermesd benchmarks — {runs} runs each, {profile} binaries, {} cores", cores());
+    let profile = if cfg!(debug_assertions) {
+        "debug (use --release!)"
+    } else {
+        "release"
+    };
+    println!(
+        "hermesd benchmarks — {runs} runs each, {profile} binaries, {} cores",
+        cores()
+    );
     println!();
     println!("| measurement | median | p90 | target |");
     println!("|---|---|---|---|");
     for row in rows {
-        println!("| {} | {} | {} | {} |", row.what, row.median, row.p90, row.target);
+        println!(
+            "| {} | {} | {} | {} |",
+            row.what, row.median, row.p90, row.target
+        );
     }
 }
 
