@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench binary fails by panicking
 
 use std::{
-    process::Stdio,
+    process::{Child, Stdio},
     time::{Duration, Instant},
 };
 
@@ -36,9 +36,9 @@ fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 
-/// Spawn hermesd on `home`; return (spawn → READY=1, spawn → first GetStatus answered, pid).
+/// Spawn hermesd on `home`; return (spawn → READY=1, spawn → first GetStatus answered, child).
 /// The client runtime is dropped before returning so no idle connection delays a later stop.
-fn start_once(home: &TestHome) -> (Duration, Duration, u32) {
+fn start_once(home: &TestHome) -> (Duration, Duration, Child) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -62,22 +62,21 @@ fn start_once(home: &TestHome) -> (Duration, Duration, u32) {
             .await
             .unwrap();
     });
-    (ready, began.elapsed(), child.id())
+    (ready, began.elapsed(), child)
 }
 
-fn stop(pid: u32) {
-    kill(Pid::from_raw(pid as i32), Signal::SIGTERM).unwrap();
-    // The child is ours; reap it.
-    let _ = nix::sys::wait::waitpid(Pid::from_raw(pid as i32), None);
+fn stop(mut child: Child) {
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+    child.wait().unwrap();
 }
 
 fn startup_rows(label: &str, home: &TestHome, runs: usize, target: &'static str) -> Vec<Row> {
     let (mut ready, mut answering) = (Vec::new(), Vec::new());
     for _ in 0..runs {
-        let (r, a, pid) = start_once(home);
+        let (r, a, child) = start_once(home);
         ready.push(r);
         answering.push(a);
-        stop(pid);
+        stop(child);
     }
     vec![
         Row {
@@ -119,7 +118,7 @@ fn main() {
     rows.extend(startup_rows("10,000 sessions", &full, runs, "< 50 ms"));
 
     // hermesctl status against a warm daemon.
-    let (_, _, pid) = start_once(&empty);
+    let (_, _, daemon) = start_once(&empty);
     let ctl = binary("hermesctl");
     let mut samples = Vec::new();
     for _ in 0..runs.max(50) {
@@ -139,20 +138,20 @@ fn main() {
         p90: ms(percentile(&mut samples, 0.9)),
         target: "< 5 ms",
     });
-    let idle = rss_kib(pid);
+    let idle = rss_kib(daemon.id());
     rows.push(Row {
         what: "hermesd idle RSS after start and 50 status calls".into(),
         median: format!("{:.1} MiB", idle as f64 / 1024.0),
         p90: String::new(),
         target: "< 10 MiB",
     });
-    stop(pid);
+    stop(daemon);
 
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let (_, _, pid) = start_once(&full);
+    let (_, _, daemon) = start_once(&full);
     runtime.block_on(async {
         let channel = hermes_proto::client::connect(&full.socket()).await.unwrap();
         pb::sessions_client::SessionsClient::new(channel)
@@ -166,11 +165,11 @@ fn main() {
     drop(runtime);
     rows.push(Row {
         what: "hermesd RSS after listing 10,000 sessions".into(),
-        median: format!("{:.1} MiB", rss_kib(pid) as f64 / 1024.0),
+        median: format!("{:.1} MiB", rss_kib(daemon.id()) as f64 / 1024.0),
         p90: String::new(),
         target: "",
     });
-    stop(pid);
+    stop(daemon);
 
     for name in ["hermesd", "hermesctl", "hermes-tui"] {
         let bytes = std::fs::metadata(binary(name))
