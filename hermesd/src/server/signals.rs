@@ -25,19 +25,18 @@ async fn reload_on_hangup(state: &Arc<DaemonState>) {
     let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Ready]);
 }
 
-/// Start the signal-handling task.
+/// Install the handlers now (so a signal that arrives right after this call is caught) and start
+/// the task that acts on them.
 pub fn spawn(state: Arc<DaemonState>) {
+    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) else {
+        tracing::error!("cannot install signal handlers; stop hermesd with `hermesctl daemon stop`");
+        return;
+    };
     tokio::spawn(async move {
-        let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::hangup()),
-        ) else {
-            tracing::error!(
-                "cannot install signal handlers; stop hermesd with `hermesctl daemon stop`"
-            );
-            return;
-        };
         loop {
             tokio::select! {
                 _ = term.recv() => { tracing::info!("SIGTERM received"); break; }
