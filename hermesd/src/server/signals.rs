@@ -33,7 +33,9 @@ pub fn spawn(state: Arc<DaemonState>) {
         signal(SignalKind::interrupt()),
         signal(SignalKind::hangup()),
     ) else {
-        tracing::error!("cannot install signal handlers; stop hermesd with `hermesctl daemon stop`");
+        tracing::error!(
+            "cannot install signal handlers; stop hermesd with `hermesctl daemon stop`"
+        );
         return;
     };
     tokio::spawn(async move {
