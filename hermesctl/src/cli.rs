@@ -25,6 +25,18 @@ pub struct Cli {
 pub enum Command {
     /// Show the daemon's status (starts it if needed).
     Status,
+    /// Send one message and print the answer (a new session unless --session is given).
+    Send {
+        /// The message; `-` reads it from standard input.
+        #[arg(required = true, num_args = 1.., value_name = "MESSAGE")]
+        message: Vec<String>,
+        /// Continue this session instead of starting a new one.
+        #[arg(long, short, value_name = "ID")]
+        session: Option<String>,
+        /// Working directory of a new session (default: the current directory).
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<std::path::PathBuf>,
+    },
     /// Start, stop or inspect the daemon.
     #[command(subcommand)]
     Daemon(DaemonCommand),

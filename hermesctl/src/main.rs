@@ -58,6 +58,11 @@ async fn run(cli: Cli) -> Result<(), CliError> {
     let ctx = Context::resolve(&cli)?;
     match cli.command {
         Command::Status => commands::daemon::status(&ctx).await,
+        Command::Send {
+            message,
+            session,
+            cwd,
+        } => commands::send::run(&ctx, message, session, cwd).await,
         Command::Daemon(command) => commands::daemon::run(&ctx, command).await,
         Command::Sessions(command) => commands::sessions::run(&ctx, command).await,
         Command::Config(command) => commands::config::run(&ctx, command).await,

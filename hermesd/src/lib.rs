@@ -1,9 +1,11 @@
 //! hermesd: the Hermes agent daemon. `main.rs` parses flags and calls [`startup::main`]; [`run`]
 //! serves a prepared daemon on a listener until it is told to stop.
 
+pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod ids;
+pub mod llm;
 pub mod logging;
 pub mod server;
 pub mod startup;

@@ -3,7 +3,7 @@
 
 use std::{
     path::PathBuf,
-    sync::{Arc, RwLock},
+    sync::{Arc, OnceLock, RwLock},
     time::{Instant, SystemTime},
 };
 
@@ -28,6 +28,8 @@ pub struct DaemonState {
     config: RwLock<Arc<Config>>,
     process_env: Env,
     flags: FlagOverrides,
+    /// Built on the first model call, so start-up stays small.
+    http: OnceLock<reqwest::Client>,
 }
 
 impl DaemonState {
@@ -49,7 +51,18 @@ impl DaemonState {
             config: RwLock::new(Arc::new(config)),
             process_env,
             flags,
+            http: OnceLock::new(),
         }
+    }
+
+    /// The shared HTTP client for model calls.
+    pub fn http_client(&self) -> Result<reqwest::Client, String> {
+        if let Some(client) = self.http.get() {
+            return Ok(client.clone());
+        }
+        let timing = crate::llm::timing(&self.config().tree).map_err(|e| e.to_string())?;
+        let client = crate::llm::http_client(&timing)?;
+        Ok(self.http.get_or_init(|| client).clone())
     }
 
     /// The configuration in force now.

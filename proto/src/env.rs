@@ -3,10 +3,18 @@
 
 use std::{collections::HashMap, path::Path};
 
-/// A snapshot of environment variables.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// A snapshot of environment variables. Its Debug output shows names only: values may be secrets.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Env {
     vars: HashMap<String, String>,
+}
+
+impl std::fmt::Debug for Env {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&String> = self.vars.keys().collect();
+        names.sort();
+        f.debug_struct("Env").field("names", &names).finish()
+    }
 }
 
 /// A `.env` file that could not be read or parsed.

@@ -364,7 +364,7 @@ async fn unbuilt_rpcs_say_what_is_missing() {
         err.message()
     );
     let err = pb::sessions_client::SessionsClient::new(channel)
-        .send(pb::SendRequest::default())
+        .interrupt(pb::InterruptSessionRequest { id: "x".into() })
         .await
         .unwrap_err();
     assert_eq!(err.code(), tonic::Code::Unimplemented);

@@ -3,4 +3,5 @@
 pub mod config;
 pub mod daemon;
 pub mod docs;
+pub mod send;
 pub mod sessions;

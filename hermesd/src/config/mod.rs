@@ -21,6 +21,9 @@ pub struct Config {
     pub model: ModelSection,
     /// Things the user may want to know (unknown keys kept and ignored, legacy keys moved).
     pub notices: Vec<String>,
+    /// The environment the configuration was loaded with (process env overlaid by `.env`):
+    /// provider keys come from here.
+    pub env: Env,
 }
 
 /// Values given on the command line, the top layer.
@@ -62,6 +65,7 @@ impl Config {
             logging: sections.logging,
             model: sections.model,
             notices,
+            env: env.clone(),
         })
     }
 

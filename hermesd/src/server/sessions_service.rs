@@ -8,6 +8,7 @@ use tonic::{Request, Response, Status, Streaming};
 
 use super::convert::{self, not_built};
 use crate::{
+    agent::{self, TurnError},
     state::DaemonState,
     store::{self, Lineage, ListFilter, NewSession},
 };
@@ -222,9 +223,32 @@ impl pb::sessions_server::Sessions for SessionsService {
 
     async fn send(
         &self,
-        _request: Request<pb::SendRequest>,
+        request: Request<pb::SendRequest>,
     ) -> Result<Response<pb::SendResponse>, Status> {
-        Err(not_built("Sessions.Send", AGENT_MISSING))
+        let req = request.into_inner();
+        let input = agent::SendInput {
+            session_id: Some(req.session_id.trim().to_string()).filter(|s| !s.is_empty()),
+            text: req.text,
+            cwd: req.cwd,
+            source: Some(req.source.trim().to_lowercase())
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "api".into()),
+        };
+        let outcome = agent::send(&self.state, input).await.map_err(turn_status)?;
+        Ok(Response::new(pb::SendResponse {
+            session_id: outcome.session_id,
+            answer: outcome.answer,
+            iterations: outcome.iterations,
+            tool_calls: outcome.tool_calls,
+            usage: Some(pb::Usage {
+                input_tokens: outcome.usage.input_tokens,
+                output_tokens: outcome.usage.output_tokens,
+                cache_read_tokens: outcome.usage.cache_read_tokens,
+                cache_write_tokens: outcome.usage.cache_write_tokens,
+                reasoning_tokens: outcome.usage.reasoning_tokens,
+                cost_usd: None,
+            }),
+        }))
     }
 
     async fn interrupt(
@@ -289,5 +313,29 @@ impl pb::sessions_server::Sessions for SessionsService {
             "Sessions.Import",
             "importing a Python Hermes state.db is not built yet",
         ))
+    }
+}
+
+/// A failed turn as a status: configuration problems are preconditions, model failures name the
+/// session that holds the user's message.
+fn turn_status(e: TurnError) -> Status {
+    match e {
+        TurnError::Setup(e) => Status::failed_precondition(e.to_string()),
+        TurnError::Empty => Status::invalid_argument("a message is required"),
+        TurnError::Http(message) => Status::internal(message),
+        TurnError::Store(e) => convert::status(e),
+        TurnError::Model { session_id, error } => {
+            let text = format!(
+                "the model failed ({}): {error} (your message is saved in session {session_id})",
+                error.class.as_str()
+            );
+            match error.class {
+                crate::llm::ErrorClass::BadRequest
+                | crate::llm::ErrorClass::ContextOverflow
+                | crate::llm::ErrorClass::PayloadTooLarge => Status::failed_precondition(text),
+                crate::llm::ErrorClass::Timeout => Status::deadline_exceeded(text),
+                _ => Status::unavailable(text),
+            }
+        }
     }
 }

@@ -22,7 +22,7 @@ pub use events::{StoredEvent, append_event, events_after};
 pub use messages::{MessageRow, NewMessage, append_message, list_messages};
 pub use sessions::{
     Lineage, ListFilter, NewSession, SessionRow, delete_conversation, get_session, insert_session,
-    list_sessions, resolve_conversation,
+    list_sessions, resolve_conversation, set_system_prompt, system_prompt,
 };
 
 const READERS: u32 = 4;

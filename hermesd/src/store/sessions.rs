@@ -227,3 +227,25 @@ pub fn delete_conversation(tx: &Transaction<'_>, id: &str) -> Result<usize, Stor
     }
     Ok(ids.len())
 }
+
+/// The stored system prompt of a session, if one was built.
+pub fn system_prompt(conn: &Connection, id: &str) -> Result<Option<String>, StoreError> {
+    conn.query_row(
+        "SELECT system_prompt FROM sessions WHERE id = ?1",
+        [id],
+        |row| row.get(0),
+    )
+    .optional()
+    .map(Option::flatten)
+    .map_err(StoreError::sql("read system prompt"))
+}
+
+/// Store the system prompt built for a session (reused byte-for-byte afterwards).
+pub fn set_system_prompt(tx: &Transaction<'_>, id: &str, prompt: &str) -> Result<(), StoreError> {
+    tx.execute(
+        "UPDATE sessions SET system_prompt = ?1 WHERE id = ?2",
+        params![prompt, id],
+    )
+    .map_err(StoreError::sql("store system prompt"))?;
+    Ok(())
+}

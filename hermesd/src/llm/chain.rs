@@ -1,0 +1,181 @@
+//! The provider chain: the primary, then `fallback_providers` in order, each error class with its
+//! one recovery. Built per turn, so every turn starts again at the primary.
+
+use std::time::Duration;
+
+use super::{
+    anthropic,
+    endpoint::{ApiMode, Endpoint},
+    error::{ErrorClass, LlmError},
+    openai,
+    types::{ChatRequest, Completion, EventSink, StreamEvent},
+};
+
+/// How often and how long to wait before retrying the same provider.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    pub max_retries: u32,
+    /// First backoff; doubles per retry, with ±50% jitter.
+    pub base_delay: Duration,
+}
+
+impl RetryPolicy {
+    fn backoff(&self, retry: u32) -> Duration {
+        let factor = 2f64.powi(retry as i32) * (0.5 + fastrand::f64());
+        self.base_delay.mul_f64(factor)
+    }
+}
+
+/// Things worth telling the user while a call is being recovered.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChainNotice {
+    Retrying {
+        provider: String,
+        wait: Duration,
+        reason: String,
+    },
+    FallingBack {
+        from: String,
+        to: String,
+        reason: String,
+    },
+}
+
+/// Every configured endpoint in order, with the shared HTTP client.
+#[derive(Debug, Clone)]
+pub struct Chain {
+    pub endpoints: Vec<Endpoint>,
+    pub policy: RetryPolicy,
+    pub client: reqwest::Client,
+}
+
+/// One call to one endpoint, streaming or not.
+pub async fn call_endpoint(
+    client: &reqwest::Client,
+    endpoint: &Endpoint,
+    request: &ChatRequest,
+    stream: bool,
+    sink: &mut EventSink<'_>,
+) -> Result<Completion, LlmError> {
+    match endpoint.api_mode {
+        ApiMode::ChatCompletions => openai::call(client, endpoint, request, stream, sink).await,
+        ApiMode::AnthropicMessages => {
+            anthropic::call(client, endpoint, request, stream, sink).await
+        }
+    }
+}
+
+impl Chain {
+    /// Run `request` through the chain. Stream events go to `sink` (a `Reset` precedes any
+    /// retry after output was streamed); recoveries are reported to `notice`.
+    pub async fn complete(
+        &self,
+        request: &ChatRequest,
+        sink: &mut EventSink<'_>,
+        notice: &mut (dyn FnMut(ChainNotice) + Send),
+    ) -> Result<Completion, LlmError> {
+        let mut last: Option<LlmError> = None;
+        for (position, endpoint) in self.endpoints.iter().enumerate() {
+            if let Some(previous) = &last {
+                notice(ChainNotice::FallingBack {
+                    from: previous.provider.clone(),
+                    to: endpoint.label(),
+                    reason: previous.message.clone(),
+                });
+            }
+            match self.with_retries(endpoint, request, sink, notice).await {
+                Ok(completion) => return Ok(completion),
+                Err(e)
+                    if matches!(
+                        e.class,
+                        ErrorClass::Auth
+                            | ErrorClass::Timeout
+                            | ErrorClass::RateLimit
+                            | ErrorClass::Server
+                            | ErrorClass::StreamCut
+                    ) && position + 1 < self.endpoints.len() =>
+                {
+                    tracing::warn!(provider = %e.provider, class = e.class.as_str(), error = %e.message, "provider failed; falling back");
+                    last = Some(e);
+                }
+                Err(e) => {
+                    let tried = position + 1;
+                    return Err(
+                        if tried > 1
+                            && !e.class.needs_compression()
+                            && e.class != ErrorClass::BadRequest
+                        {
+                            LlmError {
+                                message: format!(
+                                    "all {tried} providers failed; the last said: {}",
+                                    e.message
+                                ),
+                                ..e
+                            }
+                        } else {
+                            e
+                        },
+                    );
+                }
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            LlmError::new(
+                ErrorClass::BadRequest,
+                "none",
+                "no model endpoint is configured",
+            )
+        }))
+    }
+
+    /// One endpoint with its retries: rate limits and server errors back off and retry; a stream
+    /// cut is retried once without streaming; everything else returns at once.
+    async fn with_retries(
+        &self,
+        endpoint: &Endpoint,
+        request: &ChatRequest,
+        sink: &mut EventSink<'_>,
+        notice: &mut (dyn FnMut(ChainNotice) + Send),
+    ) -> Result<Completion, LlmError> {
+        let mut retries = 0;
+        let mut stream = true;
+        loop {
+            let mut streamed = false;
+            let result = {
+                let mut counting = |event: StreamEvent| {
+                    streamed = true;
+                    sink(event);
+                };
+                let mut counting_sink: EventSink<'_> = &mut counting;
+                call_endpoint(&self.client, endpoint, request, stream, &mut counting_sink).await
+            };
+            let error = match result {
+                Ok(completion) => return Ok(completion),
+                Err(error) => error,
+            };
+            if streamed {
+                sink(StreamEvent::Reset);
+            }
+            match error.class {
+                ErrorClass::StreamCut if stream => {
+                    tracing::warn!(provider = %error.provider, error = %error.message, "stream cut; retrying without streaming");
+                    stream = false;
+                }
+                ErrorClass::RateLimit | ErrorClass::Server if retries < self.policy.max_retries => {
+                    let wait = error
+                        .retry_after
+                        .unwrap_or_else(|| self.policy.backoff(retries));
+                    retries += 1;
+                    notice(ChainNotice::Retrying {
+                        provider: error.provider.clone(),
+                        wait,
+                        reason: error.message.clone(),
+                    });
+                    tracing::warn!(provider = %error.provider, wait_ms = wait.as_millis() as u64, error = %error.message, "retrying");
+                    tokio::time::sleep(wait).await;
+                }
+                _ => return Err(error),
+            }
+        }
+    }
+}

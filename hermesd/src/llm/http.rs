@@ -1,0 +1,74 @@
+//! The HTTP steps every provider shares: send with a stale timeout, turn error responses into
+//! classified errors, read a whole JSON body within the stale timeout.
+
+use serde_json::Value;
+
+use super::{
+    endpoint::Endpoint,
+    error::{ErrorClass, LlmError, classify_http, classify_transport},
+};
+
+/// The error for an endpoint that went silent.
+pub fn stale(endpoint: &Endpoint) -> LlmError {
+    LlmError::new(
+        ErrorClass::Timeout,
+        &endpoint.label(),
+        format!(
+            "no data for {} s (model.stale_timeout)",
+            endpoint.stale_timeout.as_secs_f64()
+        ),
+    )
+}
+
+/// Send the request; the headers must arrive within the stale timeout. Non-2xx is an error.
+pub async fn send(
+    builder: reqwest::RequestBuilder,
+    endpoint: &Endpoint,
+) -> Result<reqwest::Response, LlmError> {
+    let label = endpoint.label();
+    let response = match tokio::time::timeout(endpoint.stale_timeout, builder.send()).await {
+        Err(_) => return Err(stale(endpoint)),
+        Ok(Err(e)) => return Err(classify_transport(&label, &e)),
+        Ok(Ok(response)) => response,
+    };
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let body = tokio::time::timeout(endpoint.stale_timeout, response.text())
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    Err(classify_http(
+        &label,
+        status.as_u16(),
+        retry_after.as_deref(),
+        &body,
+    ))
+}
+
+/// Read a whole JSON response within the stale timeout.
+pub async fn read_json(
+    response: reqwest::Response,
+    endpoint: &Endpoint,
+) -> Result<Value, LlmError> {
+    let label = endpoint.label();
+    let text = match tokio::time::timeout(endpoint.stale_timeout, response.text()).await {
+        Err(_) => return Err(stale(endpoint)),
+        Ok(Err(e)) => return Err(classify_transport(&label, &e)),
+        Ok(Ok(text)) => text,
+    };
+    serde_json::from_str(&text).map_err(|e| {
+        LlmError::new(
+            ErrorClass::Server,
+            &label,
+            format!("the response is not JSON ({e})"),
+        )
+    })
+}

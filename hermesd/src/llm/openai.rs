@@ -1,0 +1,218 @@
+//! OpenAI-compatible chat completions (OpenAI, OpenRouter, Nous, DeepSeek, Ollama, vLLM, llama.cpp,
+//! LM Studio, …): request shape, SSE stream parsing, and the non-streaming adapter.
+
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+
+use super::{
+    assemble::Assembler,
+    endpoint::Endpoint,
+    error::{ErrorClass, LlmError},
+    http, text_tools,
+    types::{ChatRequest, Completion, EventSink, Role, Usage},
+};
+
+/// The JSON body of a request.
+pub fn body(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> Value {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    if !request.system.is_empty() {
+        messages.push(json!({"role": "system", "content": request.system}));
+    }
+    for m in &request.messages {
+        let mut message = json!({"role": m.role(), "content": m.content});
+        if !m.tool_calls.is_empty() {
+            message["tool_calls"] = m
+                .tool_calls
+                .iter()
+                .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+                .collect();
+            if m.content.is_empty() {
+                message["content"] = Value::Null;
+            }
+        }
+        if m.role() == Role::Tool {
+            message["tool_call_id"] = json!(m.tool_call_id.clone().unwrap_or_default());
+            if let Some(name) = &m.name {
+                message["name"] = json!(name);
+            }
+        }
+        messages.push(message);
+    }
+    let mut body = json!({"model": endpoint.model, "messages": messages, "stream": stream});
+    if stream {
+        body["stream_options"] = json!({"include_usage": true});
+    }
+    if !request.tools.is_empty() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
+            .collect();
+    }
+    if let Some(max) = request.max_tokens {
+        body["max_tokens"] = json!(max);
+    }
+    body
+}
+
+fn usage_of(value: &Value) -> Usage {
+    let n = |p: &str| value.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+    Usage {
+        input_tokens: n("/prompt_tokens"),
+        output_tokens: n("/completion_tokens"),
+        cache_read_tokens: n("/prompt_tokens_details/cached_tokens"),
+        cache_write_tokens: 0,
+        reasoning_tokens: n("/completion_tokens_details/reasoning_tokens"),
+    }
+}
+
+fn reasoning_of(value: &Value) -> Option<&str> {
+    value
+        .get("reasoning_content")
+        .or_else(|| value.get("reasoning"))
+        .and_then(Value::as_str)
+}
+
+/// Call the endpoint, streaming or not; events go to `sink` either way.
+pub async fn call(
+    client: &reqwest::Client,
+    endpoint: &Endpoint,
+    request: &ChatRequest,
+    stream: bool,
+    sink: &mut EventSink<'_>,
+) -> Result<Completion, LlmError> {
+    let label = endpoint.label();
+    let mut builder = client
+        .post(endpoint.url())
+        .json(&body(endpoint, request, stream));
+    if let Some(key) = &endpoint.api_key {
+        builder = builder.bearer_auth(key);
+    }
+    let response = http::send(builder, endpoint).await?;
+    let mut asm = Assembler::new(sink);
+    if stream {
+        read_stream(response, endpoint, &mut asm).await?;
+    } else {
+        let value = http::read_json(response, endpoint).await?;
+        let message = value
+            .pointer("/choices/0/message")
+            .cloned()
+            .unwrap_or(Value::Null);
+        if let Some(reasoning) = reasoning_of(&message) {
+            asm.reasoning(reasoning);
+        }
+        asm.text(message.get("content").and_then(Value::as_str).unwrap_or(""));
+        for (index, call) in message
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            asm.tool_call(
+                index,
+                call.get("id").and_then(Value::as_str),
+                call.pointer("/function/name").and_then(Value::as_str),
+                call.pointer("/function/arguments")
+                    .and_then(Value::as_str)
+                    .unwrap_or(""),
+            );
+        }
+        asm.usage(usage_of(value.get("usage").unwrap_or(&Value::Null)));
+        asm.finish_reason(
+            value
+                .pointer("/choices/0/finish_reason")
+                .and_then(Value::as_str)
+                .unwrap_or("stop"),
+        );
+    }
+    let mut completion = asm.finish(&label);
+    if completion.tool_calls.is_empty() && completion.text.contains('{') {
+        let tools: Vec<String> = request.tools.iter().map(|t| t.name.clone()).collect();
+        let (text, calls) = text_tools::extract(&completion.text, endpoint.text_tool_calls, &tools);
+        if !calls.is_empty() {
+            completion.text = text;
+            completion.tool_calls = calls;
+            completion.finish_reason = "tool_calls".into();
+        }
+    }
+    Ok(completion)
+}
+
+async fn read_stream(
+    response: reqwest::Response,
+    endpoint: &Endpoint,
+    asm: &mut Assembler<'_, '_>,
+) -> Result<(), LlmError> {
+    let label = endpoint.label();
+    let mut events = response.bytes_stream().eventsource();
+    loop {
+        let event = match tokio::time::timeout(endpoint.stale_timeout, events.next()).await {
+            Err(_) => return Err(http::stale(endpoint)),
+            Ok(None) if asm.has_finish_reason() => return Ok(()),
+            Ok(None) => {
+                return Err(LlmError::new(
+                    ErrorClass::StreamCut,
+                    &label,
+                    "the stream ended before the response was complete",
+                ));
+            }
+            Ok(Some(Err(e))) => {
+                return Err(LlmError::new(
+                    ErrorClass::StreamCut,
+                    &label,
+                    format!("the stream broke: {e}"),
+                ));
+            }
+            Ok(Some(Ok(event))) => event,
+        };
+        if event.data.trim() == "[DONE]" {
+            return Ok(());
+        }
+        let chunk: Value = serde_json::from_str(&event.data).map_err(|e| {
+            LlmError::new(
+                ErrorClass::StreamCut,
+                &label,
+                format!("malformed stream chunk ({e})"),
+            )
+        })?;
+        if let Some(error) = chunk.get("error") {
+            let body = json!({"error": error}).to_string();
+            let status = error.get("code").and_then(Value::as_u64).unwrap_or(500) as u16;
+            return Err(super::error::classify_http(&label, status, None, &body));
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            asm.usage(usage_of(usage));
+        }
+        let Some(choice) = chunk.pointer("/choices/0") else {
+            continue;
+        };
+        let delta = choice.get("delta").unwrap_or(&Value::Null);
+        if let Some(reasoning) = reasoning_of(delta) {
+            asm.reasoning(reasoning);
+        }
+        if let Some(text) = delta.get("content").and_then(Value::as_str) {
+            asm.text(text);
+        }
+        for call in delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let index = call.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+            asm.tool_call(
+                index,
+                call.get("id").and_then(Value::as_str),
+                call.pointer("/function/name").and_then(Value::as_str),
+                call.pointer("/function/arguments")
+                    .and_then(Value::as_str)
+                    .unwrap_or(""),
+            );
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            asm.finish_reason(reason);
+        }
+    }
+}

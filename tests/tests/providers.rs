@@ -1,0 +1,429 @@
+//! The provider layer against the fake model server: streaming, tool calls, both wire formats,
+//! and every error class with its one recovery, through hermesd's real `llm` code.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
+
+use std::time::Duration;
+
+use hermes_tests::fake_llm::{FakeLlm, Reply, ToolCall as FakeCall};
+use hermesd::llm::{
+    ApiMode, Chain, ChainNotice, ChatMessage, ChatRequest, Completion, Endpoint, ErrorClass,
+    LlmError, RetryPolicy, StreamEvent, ToolSchema,
+};
+
+fn endpoint(server: &FakeLlm, model: &str, mode: ApiMode) -> Endpoint {
+    Endpoint {
+        provider: "fake".into(),
+        model: model.into(),
+        base_url: match mode {
+            ApiMode::ChatCompletions => server.openai_base(),
+            ApiMode::AnthropicMessages => server.anthropic_base(),
+        },
+        api_key: Some("sk-test".into()),
+        api_mode: mode,
+        stale_timeout: Duration::from_secs(5),
+        connect_timeout: Duration::from_secs(2),
+        text_tool_calls: false,
+    }
+}
+
+fn chain(endpoints: Vec<Endpoint>) -> Chain {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    Chain {
+        endpoints,
+        policy: RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_millis(5),
+        },
+        client: reqwest::Client::new(),
+    }
+}
+
+fn request(text: &str) -> ChatRequest {
+    ChatRequest {
+        system: "you are a test".into(),
+        messages: vec![ChatMessage::user(text)],
+        tools: vec![ToolSchema {
+            name: "terminal".into(),
+            description: "run a command".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        }],
+        max_tokens: None,
+    }
+}
+
+struct Run {
+    result: Result<Completion, LlmError>,
+    events: Vec<StreamEvent>,
+    notices: Vec<ChainNotice>,
+}
+
+async fn run(chain: &Chain, request: &ChatRequest) -> Run {
+    let mut events = Vec::new();
+    let mut notices = Vec::new();
+    let result = {
+        let mut record = |e: StreamEvent| events.push(e);
+        let mut sink: hermesd::llm::EventSink<'_> = &mut record;
+        let mut note = |n: ChainNotice| notices.push(n);
+        chain.complete(request, &mut sink, &mut note).await
+    };
+    Run {
+        result,
+        events,
+        notices,
+    }
+}
+
+fn models(server: &FakeLlm) -> Vec<String> {
+    server
+        .requests()
+        .iter()
+        .map(|r| r.body["model"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn openai_stream_text_usage_and_request_shape() {
+    let server = FakeLlm::start(vec![
+        Reply::text_chunks(&["Hel", "lo ", "there"]).with_usage(12, 3),
+    ])
+    .await;
+    let chain = chain(vec![endpoint(&server, "m1", ApiMode::ChatCompletions)]);
+    let out = run(&chain, &request("hi")).await;
+    let completion = out.result.unwrap();
+    assert_eq!(completion.text, "Hello there");
+    assert_eq!(
+        (
+            completion.usage.input_tokens,
+            completion.usage.output_tokens
+        ),
+        (12, 3)
+    );
+    assert_eq!(completion.answered_by, "fake:m1");
+    let texts: Vec<_> = out
+        .events
+        .iter()
+        .filter(|e| matches!(e, StreamEvent::Text(_)))
+        .collect();
+    assert_eq!(texts.len(), 3);
+    let sent = &server.requests()[0];
+    assert_eq!(sent.path, "/v1/chat/completions");
+    assert_eq!(sent.header("authorization"), Some("Bearer sk-test"));
+    assert_eq!(sent.body["stream"], true);
+    assert_eq!(sent.body["stream_options"]["include_usage"], true);
+    assert_eq!(sent.body["messages"][0]["role"], "system");
+    assert_eq!(sent.body["tools"][0]["function"]["name"], "terminal");
+}
+
+#[tokio::test]
+async fn tool_call_arguments_over_many_chunks_and_parallel_calls() {
+    let args = r#"{"command": "ls -la /tmp && echo done", "timeout": 30}"#;
+    let server = FakeLlm::start(vec![Reply::tool_calls(vec![
+        FakeCall::new("terminal", args).chunked(17),
+        FakeCall::new("read_file", r#"{"path": "/etc/hosts"}"#).chunked(5),
+    ])])
+    .await;
+    let chain = chain(vec![endpoint(&server, "m", ApiMode::ChatCompletions)]);
+    let completion = run(&chain, &request("go")).await.result.unwrap();
+    assert_eq!(completion.tool_calls.len(), 2);
+    assert_eq!(completion.tool_calls[0].name, "terminal");
+    assert_eq!(completion.tool_calls[0].arguments, args);
+    assert_eq!(
+        completion.tool_calls[0].parsed_arguments().unwrap()["timeout"],
+        30
+    );
+    assert_eq!(
+        completion.tool_calls[1].parsed_arguments().unwrap()["path"],
+        "/etc/hosts"
+    );
+    assert_eq!(completion.finish_reason, "tool_calls");
+}
+
+#[tokio::test]
+async fn malformed_arguments_are_an_error_for_the_model_not_a_crash() {
+    let server = FakeLlm::start(vec![Reply::invalid_tool_arguments("write_file")]).await;
+    let chain = chain(vec![endpoint(&server, "m", ApiMode::ChatCompletions)]);
+    let completion = run(&chain, &request("go")).await.result.unwrap();
+    let err = completion.tool_calls[0].parsed_arguments().unwrap_err();
+    assert!(
+        err.contains("write_file") && err.contains("not valid JSON"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn text_format_tool_calls_from_a_local_model() {
+    let tagged =
+        "<tool_call>{\"name\": \"terminal\", \"arguments\": {\"command\": \"date\"}}</tool_call>";
+    let bare = "{\"name\": \"terminal\", \"arguments\": {\"command\": \"uptime\"}}";
+    let server = FakeLlm::start(vec![
+        Reply::text(tagged),
+        Reply::text(bare),
+        Reply::text(bare),
+    ])
+    .await;
+    let mut local = endpoint(&server, "qwen", ApiMode::ChatCompletions);
+    local.text_tool_calls = true;
+    let hosted = endpoint(&server, "gpt", ApiMode::ChatCompletions);
+
+    let c = run(&chain(vec![hosted.clone()]), &request("a"))
+        .await
+        .result
+        .unwrap();
+    assert_eq!(
+        c.tool_calls[0].parsed_arguments().unwrap()["command"],
+        "date"
+    );
+    assert_eq!(c.text, "");
+    let c = run(&chain(vec![local]), &request("b"))
+        .await
+        .result
+        .unwrap();
+    assert_eq!(
+        c.tool_calls[0].parsed_arguments().unwrap()["command"],
+        "uptime"
+    );
+    let c = run(&chain(vec![hosted]), &request("c"))
+        .await
+        .result
+        .unwrap();
+    assert!(
+        c.tool_calls.is_empty(),
+        "bare JSON only for endpoints marked text_tool_calls"
+    );
+}
+
+#[tokio::test]
+async fn anthropic_stream_thinking_text_tools_and_cache_marks() {
+    let server = FakeLlm::start(vec![
+        Reply::text_chunks(&["Hi", "!"])
+            .with_reasoning(&["let me think"])
+            .with_usage(40, 2),
+        Reply::tool_calls(vec![
+            FakeCall::new("terminal", r#"{"command": "pwd"}"#).chunked(4),
+        ]),
+    ])
+    .await;
+    let chain = chain(vec![endpoint(
+        &server,
+        "claude",
+        ApiMode::AnthropicMessages,
+    )]);
+    let mut req = request("hello");
+    for i in 0..4 {
+        req.messages.push(ChatMessage::assistant(format!("a{i}")));
+        req.messages.push(ChatMessage::user(format!("u{i}")));
+    }
+    let c = run(&chain, &req).await.result.unwrap();
+    assert_eq!(
+        (c.text.as_str(), c.reasoning.as_str()),
+        ("Hi!", "let me think")
+    );
+    assert_eq!(c.usage.input_tokens, 40);
+    let c = run(&chain, &request("tools")).await.result.unwrap();
+    assert_eq!(
+        c.tool_calls[0].parsed_arguments().unwrap()["command"],
+        "pwd"
+    );
+
+    let sent = &server.requests()[0];
+    assert_eq!(sent.path, "/v1/messages");
+    assert_eq!(sent.header("x-api-key"), Some("sk-test"));
+    assert_eq!(sent.header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(sent.body.to_string().matches("cache_control").count(), 4);
+    assert!(sent.body["system"][0]["cache_control"].is_object());
+    let messages = sent.body["messages"].as_array().unwrap();
+    let marked: Vec<bool> = messages
+        .iter()
+        .map(|m| {
+            m["content"]
+                .as_array()
+                .unwrap()
+                .last()
+                .unwrap()
+                .get("cache_control")
+                .is_some()
+        })
+        .collect();
+    let n = marked.len();
+    assert_eq!(&marked[n - 3..], &[true, true, true]);
+    assert!(marked[..n - 3].iter().all(|m| !m));
+}
+
+#[tokio::test]
+async fn rate_limit_honours_retry_after_then_succeeds() {
+    let server = FakeLlm::start(vec![
+        Reply::rate_limited("0"),
+        Reply::overloaded(),
+        Reply::text("finally"),
+    ])
+    .await;
+    let chain = chain(vec![endpoint(&server, "m", ApiMode::ChatCompletions)]);
+    let out = run(&chain, &request("x")).await;
+    assert_eq!(out.result.unwrap().text, "finally");
+    assert_eq!(server.requests().len(), 3);
+    let retries = out
+        .notices
+        .iter()
+        .filter(|n| matches!(n, ChainNotice::Retrying { .. }))
+        .count();
+    assert_eq!(retries, 2);
+}
+
+#[tokio::test]
+async fn server_errors_back_off_three_times_then_fall_back() {
+    let server = FakeLlm::start(vec![
+        Reply::server_error(),
+        Reply::server_error(),
+        Reply::server_error(),
+        Reply::server_error(),
+        Reply::text("from the fallback"),
+    ])
+    .await;
+    let chain = chain(vec![
+        endpoint(&server, "primary", ApiMode::ChatCompletions),
+        endpoint(&server, "backup", ApiMode::ChatCompletions),
+    ]);
+    let out = run(&chain, &request("x")).await;
+    let completion = out.result.unwrap();
+    assert_eq!(completion.text, "from the fallback");
+    assert_eq!(completion.answered_by, "fake:backup");
+    assert_eq!(
+        models(&server),
+        ["primary", "primary", "primary", "primary", "backup"]
+    );
+    assert!(matches!(
+        out.notices.last(),
+        Some(ChainNotice::FallingBack { .. })
+    ));
+}
+
+#[tokio::test]
+async fn auth_failure_goes_straight_to_the_next_fallback_and_the_primary_returns_next_turn() {
+    let server = FakeLlm::start(vec![
+        Reply::unauthorized(),
+        Reply::anthropic_unauthorized(),
+        Reply::text("third time"),
+        Reply::text("primary again"),
+    ])
+    .await;
+    let chain = chain(vec![
+        endpoint(&server, "primary", ApiMode::ChatCompletions),
+        endpoint(&server, "claude", ApiMode::AnthropicMessages),
+        endpoint(&server, "last", ApiMode::ChatCompletions),
+    ]);
+    let first = run(&chain, &request("x")).await;
+    assert_eq!(first.result.unwrap().answered_by, "fake:last");
+    let second = run(&chain, &request("y")).await;
+    assert_eq!(second.result.unwrap().text, "primary again");
+    assert_eq!(models(&server), ["primary", "claude", "last", "primary"]);
+}
+
+#[tokio::test]
+async fn context_overflow_and_bad_request_return_to_the_caller() {
+    let server = FakeLlm::start(vec![
+        Reply::context_overflow(),
+        Reply::anthropic_prompt_too_long(),
+        Reply::payload_too_large(),
+        Reply::error(
+            400,
+            r#"{"error":{"message":"tools[0].function.name is invalid"}}"#,
+        ),
+    ])
+    .await;
+    let openai = chain(vec![
+        endpoint(&server, "m", ApiMode::ChatCompletions),
+        endpoint(&server, "never", ApiMode::ChatCompletions),
+    ]);
+    let anthropic = chain(vec![endpoint(&server, "c", ApiMode::AnthropicMessages)]);
+    let e = run(&openai, &request("x")).await.result.unwrap_err();
+    assert_eq!(e.class, ErrorClass::ContextOverflow);
+    assert!(e.class.needs_compression());
+    let e = run(&anthropic, &request("x")).await.result.unwrap_err();
+    assert_eq!(e.class, ErrorClass::ContextOverflow);
+    let e = run(&openai, &request("x")).await.result.unwrap_err();
+    assert_eq!(e.class, ErrorClass::PayloadTooLarge);
+    let e = run(&openai, &request("x")).await.result.unwrap_err();
+    assert_eq!(e.class, ErrorClass::BadRequest);
+    assert_eq!(e.message, "tools[0].function.name is invalid");
+    assert!(
+        !models(&server).contains(&"never".to_string()),
+        "no fallback for these"
+    );
+}
+
+#[tokio::test]
+async fn a_stalled_provider_is_abandoned_for_the_fallback_without_retry() {
+    let server = FakeLlm::start(vec![
+        Reply::stall_before_headers(3_000),
+        Reply::text("fallback answer"),
+        Reply::stall_after_headers(3_000, &["partial "]),
+        Reply::text("second fallback answer"),
+    ])
+    .await;
+    let mut primary = endpoint(&server, "slow", ApiMode::ChatCompletions);
+    primary.stale_timeout = Duration::from_millis(300);
+    let chain = chain(vec![
+        primary,
+        endpoint(&server, "quick", ApiMode::ChatCompletions),
+    ]);
+    let out = run(&chain, &request("x")).await;
+    assert_eq!(out.result.unwrap().text, "fallback answer");
+    let out = run(&chain, &request("y")).await;
+    assert_eq!(out.result.unwrap().text, "second fallback answer");
+    assert!(
+        out.events.contains(&StreamEvent::Reset),
+        "partial output is voided"
+    );
+    assert_eq!(models(&server), ["slow", "quick", "slow", "quick"]);
+}
+
+#[tokio::test]
+async fn a_cut_or_malformed_stream_is_retried_once_without_streaming() {
+    let server = FakeLlm::start(vec![
+        Reply::cut_mid_stream(&["Hal", "f"]),
+        Reply::text("whole answer"),
+        Reply::MalformedSse,
+        Reply::text("whole again"),
+    ])
+    .await;
+    let chain = chain(vec![endpoint(&server, "m", ApiMode::ChatCompletions)]);
+    let out = run(&chain, &request("x")).await;
+    assert_eq!(out.result.unwrap().text, "whole answer");
+    let reset_at = out
+        .events
+        .iter()
+        .position(|e| *e == StreamEvent::Reset)
+        .unwrap();
+    assert_eq!(
+        out.events[reset_at + 1],
+        StreamEvent::Text("whole answer".into())
+    );
+    assert_eq!(
+        run(&chain, &request("y")).await.result.unwrap().text,
+        "whole again"
+    );
+    let streams: Vec<bool> = server
+        .requests()
+        .iter()
+        .map(|r| r.body["stream"] == true)
+        .collect();
+    assert_eq!(streams, [true, false, true, false]);
+}
+
+#[tokio::test]
+async fn when_everything_fails_the_error_says_so() {
+    let server = FakeLlm::start(vec![Reply::unauthorized(), Reply::unauthorized()]).await;
+    let chain = chain(vec![
+        endpoint(&server, "a", ApiMode::ChatCompletions),
+        endpoint(&server, "b", ApiMode::ChatCompletions),
+    ]);
+    let e = run(&chain, &request("x")).await.result.unwrap_err();
+    assert_eq!(e.class, ErrorClass::Auth);
+    assert!(
+        e.message
+            .starts_with("all 2 providers failed; the last said:"),
+        "{}",
+        e.message
+    );
+    assert_eq!(e.provider, "fake:b");
+}
