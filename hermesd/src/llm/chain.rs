@@ -4,10 +4,9 @@
 use std::time::Duration;
 
 use super::{
-    anthropic,
-    endpoint::{ApiMode, Endpoint},
+    endpoint::Endpoint,
     error::{ErrorClass, LlmError},
-    openai,
+    provider::{self, Provider},
     types::{ChatRequest, Completion, EventSink, StreamEvent},
 };
 
@@ -49,22 +48,6 @@ pub struct Chain {
     pub client: reqwest::Client,
 }
 
-/// One call to one endpoint, streaming or not.
-pub async fn call_endpoint(
-    client: &reqwest::Client,
-    endpoint: &Endpoint,
-    request: &ChatRequest,
-    stream: bool,
-    sink: &mut EventSink<'_>,
-) -> Result<Completion, LlmError> {
-    match endpoint.api_mode {
-        ApiMode::ChatCompletions => openai::call(client, endpoint, request, stream, sink).await,
-        ApiMode::AnthropicMessages => {
-            anthropic::call(client, endpoint, request, stream, sink).await
-        }
-    }
-}
-
 impl Chain {
     /// Run `request` through the chain. Stream events go to `sink` (a `Reset` precedes any
     /// retry after output was streamed); recoveries are reported to `notice`.
@@ -83,7 +66,11 @@ impl Chain {
                     reason: previous.message.clone(),
                 });
             }
-            match self.with_retries(endpoint, request, sink, notice).await {
+            let provider = provider::for_endpoint(endpoint);
+            match self
+                .with_retries(provider.as_ref(), request, sink, notice)
+                .await
+            {
                 Ok(completion) => return Ok(completion),
                 Err(e)
                     if matches!(
@@ -132,7 +119,7 @@ impl Chain {
     /// cut is retried once without streaming; everything else returns at once.
     async fn with_retries(
         &self,
-        endpoint: &Endpoint,
+        provider: &dyn Provider,
         request: &ChatRequest,
         sink: &mut EventSink<'_>,
         notice: &mut (dyn FnMut(ChainNotice) + Send),
@@ -147,7 +134,9 @@ impl Chain {
                     sink(event);
                 };
                 let mut counting_sink: EventSink<'_> = &mut counting;
-                call_endpoint(&self.client, endpoint, request, stream, &mut counting_sink).await
+                provider
+                    .call(&self.client, request, stream, &mut counting_sink)
+                    .await
             };
             let error = match result {
                 Ok(completion) => return Ok(completion),

@@ -8,13 +8,15 @@ mod endpoint;
 mod error;
 mod http;
 mod openai;
+mod provider;
 mod settings;
 mod text_tools;
 mod types;
 
-pub use chain::{Chain, ChainNotice, RetryPolicy, call_endpoint};
+pub use chain::{Chain, ChainNotice, RetryPolicy};
 pub use endpoint::{ApiMode, Endpoint};
 pub use error::{ErrorClass, LlmError};
+pub use provider::{AnthropicMessages, OpenAiChat, Provider, for_endpoint};
 pub use settings::{HOW_TO_CONFIGURE, SettingsError, Timing, endpoints, timing};
 pub use types::{
     ChatMessage, ChatRequest, Completion, EventSink, Role, StreamEvent, ToolCall, ToolSchema, Usage,
