@@ -37,6 +37,9 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         cwd: Option<std::path::PathBuf>,
     },
+    /// See and choose the model: the provider chain, context windows, a test call.
+    #[command(subcommand)]
+    Model(ModelCommand),
     /// Start, stop or inspect the daemon.
     #[command(subcommand)]
     Daemon(DaemonCommand),
@@ -108,5 +111,30 @@ pub enum ConfigCommand {
         key: String,
         /// A YAML scalar: 42, true, "text".
         value: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// The configured model and its fallbacks, in the order they are tried.
+    List,
+    /// The default model: provider, base URL, context window and prices.
+    Show,
+    /// Set the default model in config.yaml (then a running daemon reloads).
+    Set {
+        /// `provider:model`, e.g. openrouter:anthropic/claude-sonnet-4, or just a model name.
+        spec: String,
+        /// Base URL of an OpenAI-compatible server (for `custom` and local servers).
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
+        /// Read the API key from this environment variable (put it in ~/.hermes/.env).
+        #[arg(long, value_name = "VAR")]
+        key_env: Option<String>,
+    },
+    /// Send a one-token request and report whether the model answers.
+    Test {
+        /// Test every model of the chain, not only the default.
+        #[arg(long)]
+        all: bool,
     },
 }

@@ -2,7 +2,10 @@
 
 use hermes_proto::{
     client::{self, protocol_mismatch},
-    pb::{self, daemon_client::DaemonClient, sessions_client::SessionsClient},
+    pb::{
+        self, daemon_client::DaemonClient, models_client::ModelsClient,
+        sessions_client::SessionsClient,
+    },
 };
 use tonic::transport::Channel;
 
@@ -22,6 +25,10 @@ impl Daemon {
 
     pub fn sessions(&self) -> SessionsClient<Channel> {
         SessionsClient::new(self.channel.clone())
+    }
+
+    pub fn models(&self) -> ModelsClient<Channel> {
+        ModelsClient::new(self.channel.clone())
     }
 }
 

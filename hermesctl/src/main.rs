@@ -64,6 +64,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             cwd,
         } => commands::send::run(&ctx, message, session, cwd).await,
         Command::Daemon(command) => commands::daemon::run(&ctx, command).await,
+        Command::Model(command) => commands::model::run(&ctx, command).await,
         Command::Sessions(command) => commands::sessions::run(&ctx, command).await,
         Command::Config(command) => commands::config::run(&ctx, command).await,
         Command::Completions { .. } | Command::Man { .. } => Ok(()),

@@ -30,6 +30,8 @@ pub struct DaemonState {
     flags: FlagOverrides,
     /// Built on the first model call, so start-up stays small.
     http: OnceLock<reqwest::Client>,
+    /// Context windows learned from endpoints.
+    pub model_metadata: crate::llm::MetadataCache,
 }
 
 impl DaemonState {
@@ -52,6 +54,7 @@ impl DaemonState {
             process_env,
             flags,
             http: OnceLock::new(),
+            model_metadata: crate::llm::MetadataCache::default(),
         }
     }
 

@@ -91,13 +91,13 @@ async fn set(ctx: &Context, path: &Path, key: &str, raw: &str) -> Result<(), Cli
     }
 }
 
-enum Reload {
+pub enum Reload {
     Done,
     NotRunning,
     Refused(String),
 }
 
-async fn reload_running(ctx: &Context) -> Reload {
+pub async fn reload_running(ctx: &Context) -> Reload {
     let daemon = match connection::probe(ctx).await {
         Ok(Some(daemon)) => daemon,
         Ok(None) => return Reload::NotRunning,
@@ -113,7 +113,7 @@ async fn reload_running(ctx: &Context) -> Reload {
     }
 }
 
-fn read(path: &Path) -> Result<String, CliError> {
+pub fn read(path: &Path) -> Result<String, CliError> {
     match fs::read_to_string(path) {
         Ok(text) => Ok(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
@@ -125,7 +125,7 @@ fn read(path: &Path) -> Result<String, CliError> {
 }
 
 /// Write next to the file and rename over it, keeping the file's mode (0600 for a new file).
-fn write_atomically(path: &Path, text: &str) -> Result<(), CliError> {
+pub fn write_atomically(path: &Path, text: &str) -> Result<(), CliError> {
     let fail = |verb: &str, e: std::io::Error| {
         CliError::new(format!("cannot {verb} {}: {e}", path.display()))
     };
@@ -156,7 +156,7 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), CliError> {
     Ok(())
 }
 
-fn edit_error(path: &Path, e: EditError) -> CliError {
+pub fn edit_error(path: &Path, e: EditError) -> CliError {
     CliError::new(format!("{}: {e}", path.display()))
 }
 

@@ -3,5 +3,6 @@
 pub mod config;
 pub mod daemon;
 pub mod docs;
+pub mod model;
 pub mod send;
 pub mod sessions;

@@ -28,6 +28,8 @@ pub struct SendOutcome {
     pub session_id: String,
     pub answer: String,
     pub usage: Usage,
+    /// Estimated cost in USD; `None` when the model's prices are unknown.
+    pub cost_usd: Option<f64>,
     pub answered_by: String,
     pub iterations: u32,
     pub tool_calls: u32,
@@ -56,7 +58,7 @@ pub async fn send(state: &Arc<DaemonState>, input: SendInput) -> Result<SendOutc
     }
     let config = state.config();
     let client = state.http_client().map_err(TurnError::Http)?;
-    let chain = llm::chain_from_config(&config.tree, &config.env, client)?;
+    let chain = llm::chain_from_config(&config.tree, &config.env, client).await?;
     let model_label = chain
         .endpoints
         .first()
@@ -138,11 +140,24 @@ pub async fn send(state: &Arc<DaemonState>, input: SendInput) -> Result<SendOutc
             session_id: session_id.clone(),
             error,
         })?;
-    store_answer(state, &session_id, &completion).await?;
+    let cost_usd = chain
+        .endpoints
+        .iter()
+        .find(|e| e.label() == completion.answered_by)
+        .and_then(|e| {
+            llm::cost_usd(
+                &e.provider,
+                &e.model,
+                completion.usage.input_tokens,
+                completion.usage.output_tokens,
+            )
+        });
+    store_answer(state, &session_id, &completion, cost_usd).await?;
     Ok(SendOutcome {
         session_id,
         answer: completion.text,
         usage: completion.usage,
+        cost_usd,
         answered_by: completion.answered_by,
         iterations: 1,
         tool_calls: 0,
@@ -153,6 +168,7 @@ async fn store_answer(
     state: &DaemonState,
     session_id: &str,
     completion: &Completion,
+    cost_usd: Option<f64>,
 ) -> Result<(), StoreError> {
     let id = session_id.to_string();
     let message = NewMessage {
@@ -169,9 +185,12 @@ async fn store_answer(
         .store
         .write(move |tx| {
             store::append_message(tx, &id, &message)?;
+            // Cost stays NULL (unknown) until a priced call adds to it.
             tx.execute(
-                "UPDATE sessions SET model = ?1 WHERE id = ?2",
-                rusqlite::params![model, id],
+                "UPDATE sessions SET model = ?1,
+                     cost_usd = CASE WHEN ?3 IS NULL THEN cost_usd ELSE coalesce(cost_usd, 0) + ?3 END
+                 WHERE id = ?2",
+                rusqlite::params![model, id, cost_usd],
             )
             .map_err(StoreError::sql("record session model"))?;
             Ok(())

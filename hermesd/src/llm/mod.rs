@@ -3,21 +3,28 @@
 
 mod anthropic;
 mod assemble;
+mod catalog;
 mod chain;
+mod detect;
 mod endpoint;
 mod error;
 mod http;
+mod metadata;
 mod openai;
 mod provider;
 mod settings;
 mod text_tools;
 mod types;
 
+pub use catalog::{CONTEXT_FLOOR, cost_usd, prices};
 pub use chain::{Chain, ChainNotice, RetryPolicy};
 pub use endpoint::{ApiMode, Endpoint};
 pub use error::{ErrorClass, LlmError};
+pub use metadata::{ContextSource, MetadataCache};
 pub use provider::{AnthropicMessages, OpenAiChat, Provider, for_endpoint};
-pub use settings::{HOW_TO_CONFIGURE, SettingsError, Timing, endpoints, timing};
+pub use settings::{
+    HOW_TO_CONFIGURE, SettingsError, Timing, context_override, endpoints, key_env, timing,
+};
 pub use types::{
     ChatMessage, ChatRequest, Completion, EventSink, Role, StreamEvent, ToolCall, ToolSchema, Usage,
 };
@@ -34,15 +41,24 @@ pub fn http_client(timing: &Timing) -> Result<reqwest::Client, String> {
         .map_err(|e| format!("cannot build the HTTP client: {e}"))
 }
 
-/// The chain of `tree`'s configured endpoints.
-pub fn chain_from_config(
+/// The chain of `tree`'s configured endpoints; with no model configured at all, a local
+/// OpenAI-compatible server found on its usual port.
+pub async fn chain_from_config(
     tree: &serde_yaml::Value,
     env: &hermes_proto::env::Env,
     client: reqwest::Client,
 ) -> Result<Chain, SettingsError> {
     let timing = timing(tree)?;
+    let endpoints = match endpoints(tree, env) {
+        Ok(endpoints) => endpoints,
+        Err(SettingsError::NoModel) => match detect::local_server(&client, &timing).await {
+            Some(local) => vec![local],
+            None => return Err(SettingsError::NoModel),
+        },
+        Err(e) => return Err(e),
+    };
     Ok(Chain {
-        endpoints: endpoints(tree, env)?,
+        endpoints,
         policy: RetryPolicy {
             max_retries: timing.max_retries,
             base_delay: timing.retry_base_delay,

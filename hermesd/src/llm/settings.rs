@@ -221,6 +221,16 @@ fn endpoint(
     })
 }
 
+/// The environment variable a known provider's key is read from.
+pub fn key_env(provider: &str) -> Option<&'static str> {
+    KNOWN.iter().find(|k| k.name == provider).map(|k| k.key_env)
+}
+
+/// The context-window override `model.context_length`, if set.
+pub fn context_override(tree: &Value) -> Option<u64> {
+    tree.get("model")?.get("context_length")?.as_u64()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

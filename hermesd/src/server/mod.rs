@@ -3,6 +3,7 @@
 mod convert;
 mod daemon_service;
 pub mod listener;
+mod models_service;
 mod not_built;
 pub mod peer;
 pub mod pidfile;
@@ -82,7 +83,9 @@ pub async fn serve(state: Arc<DaemonState>, listener: Listener) -> Result<(), Se
             not_built::GatewayService,
         ))
         .add_service(pb::models_server::ModelsServer::new(
-            not_built::ModelsService,
+            models_service::ModelsService {
+                state: Arc::clone(&state),
+            },
         ));
 
     let stop = state.shutdown.clone();

@@ -63,13 +63,3 @@ not_built_service!(GatewayService, pb::gateway_server::Gateway, "Gateway",
     approve_pairing(ApprovePairingRequest) -> ApprovePairingResponse;
     revoke_pairing(RevokePairingRequest) -> RevokePairingResponse;
 });
-
-not_built_service!(ModelsService, pb::models_server::Models, "Models",
-    "model providers are not built yet", {
-    list(ListModelsRequest) -> ListModelsResponse;
-    get_default(GetDefaultModelRequest) -> GetDefaultModelResponse;
-    set_default(SetDefaultModelRequest) -> SetDefaultModelResponse;
-    get_fallbacks(GetFallbacksRequest) -> GetFallbacksResponse;
-    set_fallbacks(SetFallbacksRequest) -> SetFallbacksResponse;
-    test(TestModelRequest) -> TestModelResponse;
-});

@@ -246,7 +246,7 @@ impl pb::sessions_server::Sessions for SessionsService {
                 cache_read_tokens: outcome.usage.cache_read_tokens,
                 cache_write_tokens: outcome.usage.cache_write_tokens,
                 reasoning_tokens: outcome.usage.reasoning_tokens,
-                cost_usd: None,
+                cost_usd: outcome.cost_usd,
             }),
         }))
     }

@@ -323,7 +323,11 @@ fn show_model(state: &State, body: &Value) -> Response {
     };
     let arch = model.ollama_arch.as_deref().unwrap_or("llama");
     let mut info = json!({"general.architecture": arch});
-    if let Some(n) = model.context_length.or(model.max_model_len) {
+    if let Some(n) = model
+        .ollama_context_length
+        .or(model.context_length)
+        .or(model.max_model_len)
+    {
         info[format!("{arch}.context_length")] = n.into();
     }
     Json(json!({"model_info": info})).into_response()

@@ -340,6 +340,9 @@ pub struct FakeModel {
     /// Architecture for `/api/show`'s `<arch>.context_length` key; `llama` when absent.
     #[serde(default)]
     pub ollama_arch: Option<String>,
+    /// A context length only `/api/show` reports (as Ollama does; its `/v1/models` has none).
+    #[serde(default)]
+    pub ollama_context_length: Option<u64>,
 }
 
 impl FakeModel {
@@ -355,6 +358,16 @@ impl FakeModel {
     pub fn with_context_length(mut self, n: u64) -> Self {
         self.context_length = Some(n);
         self
+    }
+
+    /// Reports the context length only through `/api/show` under `<arch>.context_length`.
+    pub fn ollama(id: &str, arch: &str, n: u64) -> Self {
+        Self {
+            id: id.to_owned(),
+            ollama_arch: Some(arch.to_owned()),
+            ollama_context_length: Some(n),
+            ..Self::default()
+        }
     }
 
     /// Reports `max_model_len` (vLLM style).

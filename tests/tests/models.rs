@@ -1,0 +1,239 @@
+//! Choosing and inspecting models through hermesctl and the daemon: `model set|list|show|test`,
+//! context windows from the endpoint, the catalog or the floor, local-server discovery, cost.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
+
+use hermes_tests::{
+    TestHome,
+    fake_llm::{FakeLlm, FakeModel, Reply},
+    home::CtlOutput,
+};
+
+struct StopOnDrop<'a>(&'a TestHome);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.ctl(&["daemon", "stop"]);
+    }
+}
+
+/// hermesctl off the async runtime (the fake server runs on it).
+async fn ctl(home: &TestHome, args: &[&str]) -> CtlOutput {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let (path, socket) = (home.path().to_path_buf(), home.socket());
+    tokio::task::spawn_blocking(move || {
+        let output = std::process::Command::new(hermes_tests::binary("hermesctl"))
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", path.join("u"))
+            .env("HERMES_HOME", &path)
+            .env("HERMES_SOCKET", &socket)
+            .args(&args)
+            .output()
+            .unwrap();
+        CtlOutput(output)
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn model_set_then_list_show_and_test() {
+    let server = FakeLlm::start(vec![Reply::text("ok"), Reply::unauthorized()])
+        .await
+        .with_models(vec![
+            FakeModel::new("fake-model").with_context_length(32_768),
+        ]);
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.write(
+        "config.yaml",
+        "# my config\nmodel:\n  default: old  # was here\n",
+    );
+    home.write(".env", "FAKE_KEY=sk-models\n");
+    let base = server.openai_base();
+    let out = ctl(
+        &home,
+        &[
+            "model",
+            "set",
+            "custom:fake-model",
+            "--base-url",
+            &base,
+            "--key-env",
+            "FAKE_KEY",
+        ],
+    )
+    .await;
+    assert!(
+        out.ok().contains("model set to custom:fake-model"),
+        "{}",
+        out.stdout()
+    );
+    let config = std::fs::read_to_string(home.path().join("config.yaml")).unwrap();
+    assert!(
+        config.starts_with("# my config\nmodel:\n  default: fake-model  # was here\n"),
+        "{config}"
+    );
+    assert!(config.contains("api_key: ${FAKE_KEY}"), "{config}");
+
+    let shown = ctl(&home, &["model", "show", "--json"]).await.json();
+    assert_eq!(shown["provider"], "custom");
+    assert_eq!(shown["model"], "fake-model");
+    assert_eq!(shown["context_length"], 32_768);
+    assert_eq!(shown["context_source"], "endpoint");
+    assert!(
+        shown["input_price_per_mtok"].is_null(),
+        "unknown prices stay unknown"
+    );
+    let models_request = server
+        .requests()
+        .into_iter()
+        .find(|r| r.path == "/v1/models")
+        .unwrap();
+    assert_eq!(
+        models_request.header("authorization"),
+        Some("Bearer sk-models")
+    );
+    let human = ctl(&home, &["model", "show"]).await.ok();
+    assert!(
+        human.contains("32768 tokens (endpoint)") && human.contains("prices    unknown"),
+        "{human}"
+    );
+
+    let test = ctl(&home, &["model", "test"]).await.ok();
+    assert!(test.starts_with("default: ok in "), "{test}");
+    let sent = server
+        .requests()
+        .into_iter()
+        .find(|r| r.path == "/v1/chat/completions")
+        .unwrap();
+    assert_eq!(sent.body["max_tokens"], 1);
+
+    // A fallback that refuses the key: `test --all` reports it and fails.
+    let mut config = std::fs::read_to_string(home.path().join("config.yaml")).unwrap();
+    config.push_str(&format!(
+        "fallback_providers:\n  - {{provider: custom, model: backup, base_url: '{base}'}}\n"
+    ));
+    home.write("config.yaml", &config);
+    ctl(&home, &["config", "set", "model.stale_timeout", "30"])
+        .await
+        .ok();
+    let list = ctl(&home, &["model", "list", "--json"]).await.json();
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["fake-model", "backup"]);
+    assert_eq!(list[1]["context_source"], "floor");
+    assert_eq!(list[1]["context_length"], 8192);
+    let table = ctl(&home, &["model", "list"]).await.ok();
+    assert!(
+        table
+            .lines()
+            .nth(2)
+            .unwrap()
+            .starts_with("fallback1 custom"),
+        "{table}"
+    );
+    server.push(Reply::text("ok"));
+    // Replies are consumed in order: the default gets the 401, the fallback the "ok".
+    let all = ctl(&home, &["model", "test", "--all"]).await;
+    assert_eq!(all.code(), Some(1));
+    assert!(
+        all.stdout().contains("custom:fake-model: ") && all.stdout().contains("(auth)"),
+        "{}",
+        all.stdout()
+    );
+    assert!(
+        all.stdout().contains("custom:backup: ok in "),
+        "{}",
+        all.stdout()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn context_window_sources() {
+    let server = FakeLlm::start(vec![]).await.with_models(vec![
+        FakeModel::new("served-by-vllm").with_max_model_len(65_536),
+        FakeModel::ollama("qwen3:8b", "qwen3", 40_960),
+    ]);
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    let base = server.openai_base();
+    for (model, override_line, context, source) in [
+        ("served-by-vllm", "", 65_536, "endpoint"),
+        ("qwen3:8b", "", 40_960, "endpoint"),
+        ("openai/gpt-4o", "", 128_000, "table"),
+        (
+            "openai/gpt-4o",
+            "  context_length: 50000\n",
+            50_000,
+            "override",
+        ),
+    ] {
+        home.write(
+            "config.yaml",
+            &format!("model:\n  provider: custom\n  default: '{model}'\n  base_url: '{base}'\n{override_line}"),
+        );
+        ctl(&home, &["daemon", "restart"]).await.ok();
+        let shown = ctl(&home, &["model", "show", "--json"]).await.json();
+        assert_eq!(
+            (
+                shown["context_length"].as_u64().unwrap(),
+                shown["context_source"].as_str().unwrap()
+            ),
+            (context, source),
+            "{model}"
+        );
+    }
+    let ollama = server
+        .requests()
+        .into_iter()
+        .find(|r| r.path == "/api/show")
+        .unwrap();
+    assert_eq!(ollama.body["model"], "qwen3:8b");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn known_prices_give_a_cost_and_unknown_stays_null() {
+    let server = FakeLlm::start(vec![
+        Reply::text("priced").with_usage(1_000, 1_000),
+        Reply::text("unpriced").with_usage(1_000, 1_000),
+    ])
+    .await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    let base = server.openai_base();
+    home.write(
+        "config.yaml",
+        &format!("model:\n  provider: custom\n  default: openai/gpt-4o\n  base_url: '{base}'\n"),
+    );
+    let priced = ctl(&home, &["send", "--json", "hi"]).await.json();
+    let cost = priced["usage"]["cost_usd"].as_f64().unwrap();
+    assert!((cost - 0.0125).abs() < 1e-9, "{cost}");
+    ctl(&home, &["model", "set", "custom:my-finetune"])
+        .await
+        .ok();
+    let unpriced = ctl(&home, &["send", "--json", "hi"]).await.json();
+    assert!(unpriced["usage"]["cost_usd"].is_null());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_nothing_configured_a_local_ollama_is_found() {
+    let server = FakeLlm::start_on_port(11434, vec![Reply::text("hello from the local model")])
+        .await
+        .expect("port 11434 (Ollama's) must be free for this test")
+        .with_models(vec![FakeModel::new("llama3.2:3b")]);
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    let out = ctl(&home, &["send", "hi"]).await.ok();
+    assert_eq!(out.trim(), "hello from the local model");
+    let chat = server
+        .requests()
+        .into_iter()
+        .find(|r| r.path == "/v1/chat/completions")
+        .unwrap();
+    assert_eq!(chat.body["model"], "llama3.2:3b");
+}
