@@ -427,3 +427,45 @@ async fn when_everything_fails_the_error_says_so() {
     );
     assert_eq!(e.provider, "fake:b");
 }
+
+#[tokio::test]
+async fn waits_follow_retry_after_and_the_backoff() {
+    // Lower bounds only: a loaded machine may wait longer, never shorter.
+    let server = FakeLlm::start(vec![
+        Reply::rate_limited("1"),
+        Reply::server_error(),
+        Reply::server_error(),
+        Reply::text("done"),
+    ])
+    .await;
+    let mut chain = chain(vec![endpoint(&server, "m", ApiMode::ChatCompletions)]);
+    chain.policy.base_delay = Duration::from_millis(100);
+    let out = run(&chain, &request("x")).await;
+    assert_eq!(out.result.unwrap().text, "done");
+    let at: Vec<_> = server.requests().iter().map(|r| r.received_at).collect();
+    assert!(
+        at[1] - at[0] >= Duration::from_secs(1),
+        "Retry-After: 1 honoured"
+    );
+    // Retries after the Retry-After one use backoff 100 ms × 2^n × [0.5, 1.5).
+    assert!(
+        at[2] - at[1] >= Duration::from_millis(100),
+        "{:?}",
+        at[2] - at[1]
+    );
+    assert!(
+        at[3] - at[2] >= Duration::from_millis(200),
+        "{:?}",
+        at[3] - at[2]
+    );
+    let waits: Vec<Duration> = out
+        .notices
+        .iter()
+        .filter_map(|n| match n {
+            ChainNotice::Retrying { wait, .. } => Some(*wait),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(waits[0], Duration::from_secs(1));
+    assert_eq!(waits.len(), 3);
+}

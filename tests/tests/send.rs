@@ -118,7 +118,9 @@ async fn no_model_configured_is_one_line_with_the_fix() {
     let err = ctl(&home, &["send", "hi"]).await.err();
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
-        err.contains("no model is configured: set one with `hermesctl config set"),
+        err.contains(
+            "no model is configured: run e.g. `hermesctl model set openrouter:anthropic/claude-sonnet-4 --key-env OPENROUTER_API_KEY`"
+        ),
         "{err}"
     );
 }

@@ -44,7 +44,7 @@ fn print_status(ctx: &Context, s: &pb::GetStatusResponse) {
         format!(" (profile {})", s.profile)
     };
     let model = if s.model.is_empty() {
-        "none configured (set model.default in config.yaml)".to_string()
+        "none configured (`hermesctl model set PROVIDER:MODEL --key-env VAR`; a local Ollama, llama.cpp or LM Studio server is used when found)".to_string()
     } else {
         s.model.clone()
     };

@@ -78,7 +78,7 @@ const KNOWN: &[KnownProvider] = &[
 ];
 
 /// The one line every client shows when no model is configured.
-pub const HOW_TO_CONFIGURE: &str = "no model is configured: set one with `hermesctl config set model.provider openrouter` and `hermesctl config set model.default anthropic/claude-sonnet-4`, with OPENROUTER_API_KEY in ~/.hermes/.env (or any provider: openai, anthropic, nous, deepseek, ollama, custom with model.base_url)";
+pub const HOW_TO_CONFIGURE: &str = "no model is configured: run e.g. `hermesctl model set openrouter:anthropic/claude-sonnet-4 --key-env OPENROUTER_API_KEY` with the key in ~/.hermes/.env (providers: openrouter, anthropic, openai, nous, deepseek, ollama, or custom with --base-url), or start a local Ollama, llama.cpp or LM Studio server";
 
 /// Why the endpoints could not be built.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
