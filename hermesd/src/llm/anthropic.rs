@@ -1,7 +1,9 @@
 //! Anthropic messages API: request shape with prompt-cache marks, SSE events, non-streaming adapter.
 
+use std::borrow::Cow;
+
 use eventsource_stream::Eventsource;
-use futures_util::StreamExt;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{
@@ -168,6 +170,39 @@ pub async fn call(
     Ok(asm.finish(&endpoint.label()))
 }
 
+/// One stream event, parsed without building a JSON tree for the hot `content_block_delta`.
+#[derive(Deserialize)]
+struct StreamData<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default)]
+    index: usize,
+    #[serde(default, borrow)]
+    delta: Option<Delta<'a>>,
+    #[serde(default)]
+    content_block: Option<Value>,
+    #[serde(default)]
+    message: Option<Value>,
+    #[serde(default)]
+    usage: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(rename = "type", default, borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    partial_json: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    stop_reason: Option<Cow<'a, str>>,
+}
+
 async fn read_stream(
     response: reqwest::Response,
     endpoint: &Endpoint,
@@ -176,31 +211,47 @@ async fn read_stream(
     let label = endpoint.label();
     let cut = |message: String| LlmError::new(ErrorClass::StreamCut, &label, message);
     let mut events = response.bytes_stream().eventsource();
+    let mut watchdog = http::Watchdog::new(endpoint.stale_timeout);
     // Anthropic numbers content blocks; tool calls are numbered among themselves.
     let mut tool_of_block: Vec<Option<usize>> = Vec::new();
     let mut tools = 0;
     loop {
-        let event = match tokio::time::timeout(endpoint.stale_timeout, events.next()).await {
-            Err(_) => return Err(http::stale(endpoint)),
-            Ok(None) => return Err(cut("the stream ended before message_stop".into())),
-            Ok(Some(Err(e))) => return Err(cut(format!("the stream broke: {e}"))),
-            Ok(Some(Ok(event))) => event,
+        let event = match watchdog.next(&mut events).await {
+            None => return Err(http::stale(endpoint)),
+            Some(None) => return Err(cut("the stream ended before message_stop".into())),
+            Some(Some(Err(e))) => return Err(cut(format!("the stream broke: {e}"))),
+            Some(Some(Ok(event))) => event,
         };
-        let data: Value = serde_json::from_str(&event.data)
+        let data: StreamData<'_> = serde_json::from_str(&event.data)
             .map_err(|e| cut(format!("malformed stream event ({e})")))?;
-        let block_index = data.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
-        match data
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or(&event.event)
-        {
+        let block_index = data.index;
+        match data.kind.as_ref() {
+            "content_block_delta" => {
+                let Some(delta) = data.delta else { continue };
+                match delta.kind.as_deref() {
+                    Some("text_delta") => asm.text(delta.text.as_deref().unwrap_or("")),
+                    Some("thinking_delta") => {
+                        asm.reasoning(delta.thinking.as_deref().unwrap_or(""))
+                    }
+                    Some("input_json_delta") => {
+                        if let Some(Some(index)) = tool_of_block.get(block_index) {
+                            asm.tool_call(
+                                *index,
+                                None,
+                                None,
+                                delta.partial_json.as_deref().unwrap_or(""),
+                            );
+                        }
+                    }
+                    _ => {}
+                }
+            }
             "message_start" => {
-                asm.usage(usage_of(
-                    data.pointer("/message/usage").unwrap_or(&Value::Null),
-                ));
+                let usage = data.message.as_ref().and_then(|m| m.get("usage"));
+                asm.usage(usage_of(usage.unwrap_or(&Value::Null)));
             }
             "content_block_start" => {
-                let block = data.get("content_block").unwrap_or(&Value::Null);
+                let block = data.content_block.unwrap_or(Value::Null);
                 if tool_of_block.len() <= block_index {
                     tool_of_block.resize(block_index + 1, None);
                 }
@@ -215,32 +266,16 @@ async fn read_stream(
                     tools += 1;
                 }
             }
-            "content_block_delta" => {
-                let delta = data.get("delta").unwrap_or(&Value::Null);
-                let text = |k: &str| delta.get(k).and_then(Value::as_str).unwrap_or("");
-                match delta.get("type").and_then(Value::as_str) {
-                    Some("text_delta") => asm.text(text("text")),
-                    Some("thinking_delta") => asm.reasoning(text("thinking")),
-                    Some("input_json_delta") => {
-                        if let Some(Some(index)) = tool_of_block.get(block_index) {
-                            asm.tool_call(*index, None, None, text("partial_json"));
-                        }
-                    }
-                    _ => {}
-                }
-            }
             "message_delta" => {
-                asm.usage(usage_of(data.get("usage").unwrap_or(&Value::Null)));
-                if let Some(reason) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
-                    asm.finish_reason(reason);
+                asm.usage(usage_of(data.usage.as_ref().unwrap_or(&Value::Null)));
+                if let Some(reason) = data.delta.and_then(|d| d.stop_reason) {
+                    asm.finish_reason(&reason);
                 }
             }
             "message_stop" => return Ok(()),
             "error" => {
-                let kind = data
-                    .pointer("/error/type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
+                let error = data.error.unwrap_or(Value::Null);
+                let kind = error.get("type").and_then(Value::as_str).unwrap_or("");
                 let status = match kind {
                     "overloaded_error" => 529,
                     "rate_limit_error" => 429,
@@ -248,7 +283,8 @@ async fn read_stream(
                     "authentication_error" => 401,
                     _ => 500,
                 };
-                return Err(classify_http(&label, status, None, &data.to_string()));
+                let body = json!({"type": "error", "error": error}).to_string();
+                return Err(classify_http(&label, status, None, &body));
             }
             _ => {}
         }

@@ -1,7 +1,11 @@
 //! The HTTP steps every provider shares: send with a stale timeout, turn error responses into
 //! classified errors, read a whole JSON body within the stale timeout.
 
+use std::{pin::Pin, time::Duration};
+
+use futures_util::{Stream, StreamExt};
 use serde_json::Value;
+use tokio::time::{Instant, Sleep};
 
 use super::{
     endpoint::Endpoint,
@@ -71,4 +75,43 @@ pub async fn read_json(
             format!("the response is not JSON ({e})"),
         )
     })
+}
+
+/// How far a stream's deadline may lag behind its last event: re-arming a timer for every chunk
+/// costs more than the chunk, so it is re-armed at most this often. A silent stream is therefore
+/// abandoned between `stale_timeout − 250 ms` and `stale_timeout` after its last data.
+const REARM_EVERY: Duration = Duration::from_millis(250);
+
+/// The stale-stream timer of one response.
+pub struct Watchdog {
+    sleep: Pin<Box<Sleep>>,
+    armed_at: Instant,
+    stale: Duration,
+}
+
+impl Watchdog {
+    pub fn new(stale: Duration) -> Self {
+        let now = Instant::now();
+        Self {
+            sleep: Box::pin(tokio::time::sleep_until(now + stale)),
+            armed_at: now,
+            stale,
+        }
+    }
+
+    /// The next item of `stream`, or `None` when the stream stayed silent too long.
+    pub async fn next<S: Stream + Unpin>(&mut self, stream: &mut S) -> Option<Option<S::Item>> {
+        tokio::select! {
+            biased;
+            item = stream.next() => {
+                let now = Instant::now();
+                if now - self.armed_at >= REARM_EVERY {
+                    self.sleep.as_mut().reset(now + self.stale);
+                    self.armed_at = now;
+                }
+                Some(item)
+            }
+            () = &mut self.sleep => None,
+        }
+    }
 }

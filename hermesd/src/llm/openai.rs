@@ -1,8 +1,10 @@
 //! OpenAI-compatible chat completions (OpenAI, OpenRouter, Nous, DeepSeek, Ollama, vLLM, llama.cpp,
 //! LM Studio, …): request shape, SSE stream parsing, and the non-streaming adapter.
 
+use std::borrow::Cow;
+
 use eventsource_stream::Eventsource;
-use futures_util::StreamExt;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{
@@ -140,6 +142,55 @@ pub async fn call(
     Ok(completion)
 }
 
+/// One streamed chunk, parsed without building a JSON tree (this runs once per token).
+#[derive(Deserialize)]
+struct Chunk<'a> {
+    #[serde(default, borrow)]
+    choices: Vec<Choice<'a>>,
+    #[serde(default)]
+    usage: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice<'a> {
+    #[serde(default, borrow)]
+    delta: Delta<'a>,
+    #[serde(default, borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize, Default)]
+struct Delta<'a> {
+    #[serde(default, borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    reasoning: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    tool_calls: Vec<ToolDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ToolDelta<'a> {
+    #[serde(default)]
+    index: usize,
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    function: Option<FunctionDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta<'a> {
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    arguments: Option<Cow<'a, str>>,
+}
+
 async fn read_stream(
     response: reqwest::Response,
     endpoint: &Endpoint,
@@ -147,72 +198,69 @@ async fn read_stream(
 ) -> Result<(), LlmError> {
     let label = endpoint.label();
     let mut events = response.bytes_stream().eventsource();
+    let mut watchdog = http::Watchdog::new(endpoint.stale_timeout);
     loop {
-        let event = match tokio::time::timeout(endpoint.stale_timeout, events.next()).await {
-            Err(_) => return Err(http::stale(endpoint)),
-            Ok(None) if asm.has_finish_reason() => return Ok(()),
-            Ok(None) => {
+        let event = match watchdog.next(&mut events).await {
+            None => return Err(http::stale(endpoint)),
+            Some(None) if asm.has_finish_reason() => return Ok(()),
+            Some(None) => {
                 return Err(LlmError::new(
                     ErrorClass::StreamCut,
                     &label,
                     "the stream ended before the response was complete",
                 ));
             }
-            Ok(Some(Err(e))) => {
+            Some(Some(Err(e))) => {
                 return Err(LlmError::new(
                     ErrorClass::StreamCut,
                     &label,
                     format!("the stream broke: {e}"),
                 ));
             }
-            Ok(Some(Ok(event))) => event,
+            Some(Some(Ok(event))) => event,
         };
         if event.data.trim() == "[DONE]" {
             return Ok(());
         }
-        let chunk: Value = serde_json::from_str(&event.data).map_err(|e| {
+        let chunk: Chunk<'_> = serde_json::from_str(&event.data).map_err(|e| {
             LlmError::new(
                 ErrorClass::StreamCut,
                 &label,
                 format!("malformed stream chunk ({e})"),
             )
         })?;
-        if let Some(error) = chunk.get("error") {
-            let body = json!({"error": error}).to_string();
+        if let Some(error) = chunk.error {
             let status = error.get("code").and_then(Value::as_u64).unwrap_or(500) as u16;
+            let body = json!({"error": error}).to_string();
             return Err(super::error::classify_http(&label, status, None, &body));
         }
-        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
-            asm.usage(usage_of(usage));
+        if let Some(usage) = chunk.usage.filter(Value::is_object) {
+            asm.usage(usage_of(&usage));
         }
-        let Some(choice) = chunk.pointer("/choices/0") else {
+        let Some(choice) = chunk.choices.into_iter().next() else {
             continue;
         };
-        let delta = choice.get("delta").unwrap_or(&Value::Null);
-        if let Some(reasoning) = reasoning_of(delta) {
-            asm.reasoning(reasoning);
+        let delta = choice.delta;
+        if let Some(reasoning) = delta.reasoning_content.or(delta.reasoning) {
+            asm.reasoning(&reasoning);
         }
-        if let Some(text) = delta.get("content").and_then(Value::as_str) {
-            asm.text(text);
+        if let Some(text) = delta.content {
+            asm.text(&text);
         }
-        for call in delta
-            .get("tool_calls")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let index = call.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+        for call in delta.tool_calls {
+            let function = call.function;
             asm.tool_call(
-                index,
-                call.get("id").and_then(Value::as_str),
-                call.pointer("/function/name").and_then(Value::as_str),
-                call.pointer("/function/arguments")
-                    .and_then(Value::as_str)
+                call.index,
+                call.id.as_deref(),
+                function.as_ref().and_then(|f| f.name.as_deref()),
+                function
+                    .as_ref()
+                    .and_then(|f| f.arguments.as_deref())
                     .unwrap_or(""),
             );
         }
-        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-            asm.finish_reason(reason);
+        if let Some(reason) = choice.finish_reason {
+            asm.finish_reason(&reason);
         }
     }
 }

@@ -79,6 +79,10 @@ impl FakeLlm {
         let router = Router::new().fallback(handle).with_state(state.clone());
         let (shutdown, stop) = oneshot::channel::<()>();
         tokio::spawn(async move {
+            // Small SSE writes must not wait for the client's delayed ACK (up to 40 ms each).
+            let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
             let serve = axum::serve(listener, router).with_graceful_shutdown(async {
                 let _ = stop.await;
             });

@@ -1,0 +1,431 @@
+//! Benchmarks of hermesd's model-provider layer (`hermesd::llm`) against the scripted fake model
+//! server, printed as a Markdown table:
+//! `cargo run --release -p hermes-tests --bin bench-llm [-- RUNS]` (RUNS ≥ 30, default 30).
+//!
+//! The fake server runs on a runtime of its own in another OS thread; the client (`Chain`) runs
+//! on a current-thread runtime in the main thread, so the main thread's CPU time, read from
+//! `/proc/thread-self/schedstat` (nanoseconds), is the provider layer's cost alone.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a bench binary fails by panicking
+#![allow(unsafe_code)] // the counting allocator (needs `unsafe_code` at "deny", not "forbid")
+
+use std::time::{Duration, Instant};
+
+use hermes_tests::fake_llm::{FakeLlm, Reply};
+use hermesd::llm::{
+    ApiMode, Chain, ChainNotice, ChatMessage, ChatRequest, Completion, Endpoint, EventSink,
+    RetryPolicy, StreamEvent,
+};
+use tokio::runtime::Runtime;
+
+/// Chunks per streamed response.
+const CHUNKS: usize = 1_000;
+/// Stale timeout of the stalled primary endpoint.
+const STALE: Duration = Duration::from_secs(2);
+/// Runs of the stalled-primary measurement (each takes about `STALE`).
+const STALL_RUNS: usize = 4;
+
+struct Row {
+    what: String,
+    median: String,
+    p90: String,
+    target: &'static str,
+}
+
+fn percentile(samples: &mut [Duration], p: f64) -> Duration {
+    samples.sort();
+    let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
+    samples[index]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn row(what: String, samples: &mut [Duration], target: &'static str) -> Row {
+    Row {
+        what,
+        median: ms(percentile(samples, 0.5)),
+        p90: ms(percentile(samples, 0.9)),
+        target,
+    }
+}
+
+/// The fake server, started on a current-thread runtime in a thread of its own that serves
+/// until the process exits. Replies are pushed from the main thread.
+fn start_server() -> FakeLlm {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("fake-llm".into())
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                sender.send(FakeLlm::start(Vec::new()).await).unwrap();
+                std::future::pending::<()>().await;
+            });
+        })
+        .unwrap();
+    receiver.recv().unwrap()
+}
+
+/// The calling thread's CPU time. The kernel brings a running thread's total up to date only at
+/// ticks and context switches, so sleep a moment first: the value is then exact as of that sleep.
+fn thread_cpu() -> Duration {
+    std::thread::sleep(Duration::from_micros(50));
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat")
+        .expect("thread CPU time needs /proc/thread-self/schedstat");
+    let nanos = text.split_whitespace().next().unwrap().parse().unwrap();
+    Duration::from_nanos(nanos)
+}
+
+/// `n` token-sized chunks (4–8 bytes each).
+fn token_chunks(n: usize) -> Vec<String> {
+    const WORDS: [&str; 16] = [
+        " The", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog,", " and",
+        " Hermes", " agent", " streams", " tokens", " back", " fast.",
+    ];
+    WORDS.iter().cycle().take(n).map(|w| (*w).into()).collect()
+}
+
+fn text_reply(chunks: &[String]) -> Reply {
+    let chunks: Vec<&str> = chunks.iter().map(String::as_str).collect();
+    Reply::text_chunks(&chunks).with_usage(40, chunks.len() as u64)
+}
+
+fn endpoint(server: &FakeLlm, model: &str, mode: ApiMode) -> Endpoint {
+    Endpoint {
+        provider: "fake".into(),
+        model: model.into(),
+        base_url: match mode {
+            ApiMode::ChatCompletions => server.openai_base(),
+            ApiMode::AnthropicMessages => server.anthropic_base(),
+        },
+        api_key: Some("sk-bench".into()),
+        api_mode: mode,
+        stale_timeout: Duration::from_secs(5),
+        connect_timeout: Duration::from_secs(2),
+        text_tool_calls: false,
+    }
+}
+
+fn chain(endpoints: Vec<Endpoint>) -> Chain {
+    Chain {
+        endpoints,
+        policy: RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_millis(5),
+        },
+        client: reqwest::Client::new(),
+    }
+}
+
+fn request() -> ChatRequest {
+    ChatRequest {
+        system: "You are Hermes, a helpful agent.".into(),
+        messages: vec![ChatMessage::user("Tell me about the quick brown fox.")],
+        tools: Vec::new(),
+        max_tokens: None,
+    }
+}
+
+/// One `chain.complete` on `runtime`; returns the completion and the number of stream events.
+fn complete(runtime: &Runtime, chain: &Chain, request: &ChatRequest) -> (Completion, usize) {
+    let mut events = 0;
+    let completion = {
+        let mut count = |_: StreamEvent| events += 1;
+        let mut sink: EventSink<'_> = &mut count;
+        let mut notice = |_: ChainNotice| {};
+        runtime
+            .block_on(chain.complete(request, &mut sink, &mut notice))
+            .unwrap()
+    };
+    (completion, events)
+}
+
+/// Client-thread CPU time per streamed response of `CHUNKS` chunks.
+fn cpu_row(runtime: &Runtime, server: &FakeLlm, mode: ApiMode, label: &str, runs: usize) -> Row {
+    let chain = chain(vec![endpoint(server, "bench", mode)]);
+    let request = request();
+    let chunks = token_chunks(CHUNKS);
+    let expected = chunks.concat();
+    let mut samples = Vec::new();
+    for run in 0..runs + 5 {
+        server.push(text_reply(&chunks));
+        let before = thread_cpu();
+        let (completion, events) = complete(runtime, &chain, &request);
+        let spent = thread_cpu() - before;
+        assert_eq!(completion.text, expected);
+        assert!(events >= 1);
+        if run >= 5 {
+            samples.push(spent); // the first runs warm the connection pool up
+        }
+    }
+    row(
+        format!("provider CPU per streamed response, {CHUNKS} chunks, {label} (client thread)"),
+        &mut samples,
+        "< 2 ms",
+    )
+}
+
+/// A global allocator counting the live bytes of the threads that turn counting on: the fake
+/// server allocates in this process too, but on its own thread.
+mod counting {
+    use std::{
+        alloc::{GlobalAlloc, Layout, System},
+        cell::Cell,
+    };
+
+    thread_local! {
+        static ON: Cell<bool> = const { Cell::new(false) };
+        static LIVE: Cell<isize> = const { Cell::new(0) };
+        static PEAK: Cell<isize> = const { Cell::new(0) };
+    }
+
+    fn add(delta: isize) {
+        let _ = ON.try_with(|on| {
+            if on.get() {
+                let live = LIVE.get() + delta;
+                LIVE.set(live);
+                PEAK.set(PEAK.get().max(live));
+            }
+        });
+    }
+
+    pub struct Counting;
+
+    // SAFETY: every call goes to `System` unchanged; the counting touches only const-initialised
+    // thread-locals, which neither allocate nor panic.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            let ptr = unsafe { System.alloc(layout) };
+            if !ptr.is_null() {
+                add(layout.size() as isize);
+            }
+            ptr
+        }
+
+        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+            let ptr = unsafe { System.alloc_zeroed(layout) };
+            if !ptr.is_null() {
+                add(layout.size() as isize);
+            }
+            ptr
+        }
+
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            unsafe { System.dealloc(ptr, layout) };
+            add(-(layout.size() as isize));
+        }
+
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            let new = unsafe { System.realloc(ptr, layout, new_size) };
+            if !new.is_null() {
+                add(new_size as isize - layout.size() as isize);
+            }
+            new
+        }
+    }
+
+    /// Counts this thread's allocations from now on, from zero.
+    pub fn start() {
+        LIVE.set(0);
+        PEAK.set(0);
+        ON.set(true);
+    }
+
+    /// Stops counting; returns (live, peak live) bytes relative to `start`.
+    pub fn stop() -> (isize, isize) {
+        ON.set(false);
+        (LIVE.get(), PEAK.get())
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: counting::Counting = counting::Counting;
+
+fn kib(bytes: isize) -> String {
+    format!("{:.1} KiB", bytes as f64 / 1024.0)
+}
+
+fn nth(samples: &mut [isize], p: f64) -> isize {
+    samples.sort();
+    samples[((samples.len() as f64 - 1.0) * p).round() as usize]
+}
+
+/// Peak live bytes the client thread allocates during `chain.complete` of `CHUNKS` chunks, less
+/// the text's length: on a warm pooled connection, and on a new connection (the previous one
+/// closed before counting starts) whose buffers are part of the stream's cost.
+fn memory_rows(runtime: &Runtime, server: &FakeLlm, mode: ApiMode, label: &str) -> Vec<Row> {
+    let warm = chain(vec![endpoint(server, "bench", mode)]);
+    let request = request();
+    let chunks = token_chunks(CHUNKS);
+    let expected = chunks.concat();
+    let measure = |chain: &Chain| {
+        server.push(text_reply(&chunks));
+        counting::start();
+        let (completion, _) = complete(runtime, chain, &request);
+        let (_, peak) = counting::stop();
+        assert_eq!(completion.text, expected);
+        peak - completion.text.len() as isize
+    };
+    let mut pooled = Vec::new();
+    for run in 0..15 {
+        let peak = measure(&warm);
+        if run >= 5 {
+            pooled.push(peak); // the first runs grow the pooled connection's buffers
+        }
+    }
+    drop(warm);
+    let mut fresh = Vec::new();
+    for _ in 0..6 {
+        let chain = chain(vec![endpoint(server, "bench", mode)]);
+        fresh.push(measure(&chain));
+        runtime.block_on(async move {
+            drop(chain); // closes its connection, so the next run's frees do not offset it
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        });
+    }
+    vec![
+        Row {
+            what: format!(
+                "memory per in-flight stream beyond its text, {CHUNKS} chunks, {label}, \
+                 warm connection (client thread, peak live)"
+            ),
+            median: kib(nth(&mut pooled, 0.5)),
+            p90: kib(nth(&mut pooled, 0.9)),
+            target: "< 64 KiB",
+        },
+        Row {
+            what: format!("the same on a new connection, its buffers included, {label}"),
+            median: kib(nth(&mut fresh[1..], 0.5)),
+            p90: kib(nth(&mut fresh[1..], 0.9)),
+            target: "< 64 KiB",
+        },
+    ]
+}
+
+/// Wall time of a `STALE`-timeout primary stalled for 10 s, then a fallback answering; and the
+/// same fallback alone.
+fn stall_rows(runtime: &Runtime, server: &FakeLlm, runs: usize) -> Vec<Row> {
+    let request = request();
+    let chunks = token_chunks(20);
+    let expected = chunks.concat();
+    let fallback = endpoint(server, "fallback", ApiMode::ChatCompletions);
+
+    // A fresh client per run: after abandonment the fallback opens a new connection too (and a
+    // reused one meets the fake server's Nagle delay against the client's delayed ACK).
+    let mut alone_samples = Vec::new();
+    for run in 0..runs + 2 {
+        let alone = chain(vec![fallback.clone()]);
+        server.push(text_reply(&chunks));
+        let began = Instant::now();
+        let (completion, _) = complete(runtime, &alone, &request);
+        let spent = began.elapsed();
+        assert_eq!(completion.text, expected);
+        if run >= 2 {
+            alone_samples.push(spent);
+        }
+    }
+
+    let mut primary = endpoint(server, "stalled", ApiMode::ChatCompletions);
+    primary.stale_timeout = STALE;
+    let both = chain(vec![primary, fallback]);
+    let (mut totals, mut after) = (Vec::new(), Vec::new());
+    for _ in 0..STALL_RUNS {
+        server.push(Reply::stall_before_headers(10_000));
+        server.push(text_reply(&chunks));
+        let began = Instant::now();
+        let (completion, _) = complete(runtime, &both, &request);
+        let spent = began.elapsed();
+        assert_eq!(completion.text, expected);
+        assert_eq!(completion.answered_by, "fake:fallback");
+        totals.push(spent);
+        after.push(spent.saturating_sub(STALE));
+    }
+    vec![
+        row(
+            format!(
+                "stalled primary (stale_timeout {} s, no headers for 10 s) → fallback answers, total",
+                STALE.as_secs()
+            ),
+            &mut totals,
+            "2 s ± 1 s",
+        ),
+        row(
+            "fallback latency after abandonment (total − stale_timeout)".into(),
+            &mut after,
+            "its own latency (next row)",
+        ),
+        row(
+            "fallback alone, 20 chunks, OpenAI format, new connection (wall)".into(),
+            &mut alone_samples,
+            "",
+        ),
+    ]
+}
+
+fn main() {
+    let runs: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(30)
+        .max(30);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let server = start_server();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+
+    let mut rows = vec![
+        cpu_row(
+            &runtime,
+            &server,
+            ApiMode::ChatCompletions,
+            "OpenAI format",
+            runs,
+        ),
+        cpu_row(
+            &runtime,
+            &server,
+            ApiMode::AnthropicMessages,
+            "Anthropic format",
+            runs,
+        ),
+    ];
+    rows.extend(memory_rows(
+        &runtime,
+        &server,
+        ApiMode::ChatCompletions,
+        "OpenAI format",
+    ));
+    rows.extend(memory_rows(
+        &runtime,
+        &server,
+        ApiMode::AnthropicMessages,
+        "Anthropic format",
+    ));
+    rows.extend(stall_rows(&runtime, &server, runs));
+
+    let profile = if cfg!(debug_assertions) {
+        "debug (use --release!)"
+    } else {
+        "release"
+    };
+    println!(
+        "hermesd provider-layer benchmarks — {runs} runs each ({STALL_RUNS} for the stall), \
+         {profile}, {} cores",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    println!();
+    println!("| measurement | median | p90 | target |");
+    println!("|---|---|---|---|");
+    for row in rows {
+        println!(
+            "| {} | {} | {} | {} |",
+            row.what, row.median, row.p90, row.target
+        );
+    }
+}
