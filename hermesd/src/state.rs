@@ -58,13 +58,16 @@ impl DaemonState {
         }
     }
 
-    /// The shared HTTP client for model calls.
-    pub fn http_client(&self) -> Result<reqwest::Client, String> {
+    /// The shared HTTP client for model calls. Building it reads the system's CA certificates,
+    /// so the first call does that on the blocking pool.
+    pub async fn http_client(&self) -> Result<reqwest::Client, String> {
         if let Some(client) = self.http.get() {
             return Ok(client.clone());
         }
         let timing = crate::llm::timing(&self.config().tree).map_err(|e| e.to_string())?;
-        let client = crate::llm::http_client(&timing)?;
+        let client = tokio::task::spawn_blocking(move || crate::llm::http_client(&timing))
+            .await
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))??;
         Ok(self.http.get_or_init(|| client).clone())
     }
 

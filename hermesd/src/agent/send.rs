@@ -57,7 +57,7 @@ pub async fn send(state: &Arc<DaemonState>, input: SendInput) -> Result<SendOutc
         return Err(TurnError::Empty);
     }
     let config = state.config();
-    let client = state.http_client().map_err(TurnError::Http)?;
+    let client = state.http_client().await.map_err(TurnError::Http)?;
     let chain = llm::chain_from_config(&config.tree, &config.env, client).await?;
     let model_label = chain
         .endpoints

@@ -42,7 +42,7 @@ fn model_ref(endpoint: &Endpoint) -> pb::ModelRef {
 impl ModelsService {
     async fn chain(&self) -> Result<llm::Chain, Status> {
         let config = self.state.config();
-        let client = self.state.http_client().map_err(Status::internal)?;
+        let client = self.state.http_client().await.map_err(Status::internal)?;
         llm::chain_from_config(&config.tree, &config.env, client)
             .await
             .map_err(|e| Status::failed_precondition(e.to_string()))
