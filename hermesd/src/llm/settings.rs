@@ -253,10 +253,7 @@ mod tests {
     fn nothing_configured_says_how() {
         let err = endpoints(&tree("model: {default: ''}"), &Env::default()).unwrap_err();
         assert_eq!(err, SettingsError::NoModel);
-        assert!(
-            err.to_string()
-                .contains("hermesctl config set model.provider")
-        );
+        assert!(err.to_string().contains("hermesctl model set openrouter:"));
     }
 
     #[test]
