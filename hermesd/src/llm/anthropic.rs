@@ -2,7 +2,6 @@
 
 use std::borrow::Cow;
 
-use eventsource_stream::Eventsource;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -11,6 +10,7 @@ use super::{
     endpoint::Endpoint,
     error::{ErrorClass, LlmError, classify_http},
     http,
+    sse::{self, StreamEnd},
     types::{ChatMessage, ChatRequest, Completion, EventSink, Role, Usage},
 };
 
@@ -210,85 +210,107 @@ async fn read_stream(
 ) -> Result<(), LlmError> {
     let label = endpoint.label();
     let cut = |message: String| LlmError::new(ErrorClass::StreamCut, &label, message);
-    let mut events = response.bytes_stream().eventsource();
-    let mut watchdog = http::Watchdog::new(endpoint.stale_timeout);
     // Anthropic numbers content blocks; tool calls are numbered among themselves.
-    let mut tool_of_block: Vec<Option<usize>> = Vec::new();
-    let mut tools = 0;
-    loop {
-        let event = match watchdog.next(&mut events).await {
-            None => return Err(http::stale(endpoint)),
-            Some(None) => return Err(cut("the stream ended before message_stop".into())),
-            Some(Some(Err(e))) => return Err(cut(format!("the stream broke: {e}"))),
-            Some(Some(Ok(event))) => event,
-        };
-        let data: StreamData<'_> = serde_json::from_str(&event.data)
-            .map_err(|e| cut(format!("malformed stream event ({e})")))?;
-        let block_index = data.index;
-        match data.kind.as_ref() {
-            "content_block_delta" => {
-                let Some(delta) = data.delta else { continue };
-                match delta.kind.as_deref() {
-                    Some("text_delta") => asm.text(delta.text.as_deref().unwrap_or("")),
-                    Some("thinking_delta") => {
-                        asm.reasoning(delta.thinking.as_deref().unwrap_or(""))
-                    }
-                    Some("input_json_delta") => {
-                        if let Some(Some(index)) = tool_of_block.get(block_index) {
-                            asm.tool_call(
-                                *index,
-                                None,
-                                None,
-                                delta.partial_json.as_deref().unwrap_or(""),
-                            );
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            "message_start" => {
-                let usage = data.message.as_ref().and_then(|m| m.get("usage"));
-                asm.usage(usage_of(usage.unwrap_or(&Value::Null)));
-            }
-            "content_block_start" => {
-                let block = data.content_block.unwrap_or(Value::Null);
-                if tool_of_block.len() <= block_index {
-                    tool_of_block.resize(block_index + 1, None);
-                }
-                if block.get("type").and_then(Value::as_str) == Some("tool_use") {
-                    tool_of_block[block_index] = Some(tools);
-                    asm.tool_call(
-                        tools,
-                        block.get("id").and_then(Value::as_str),
-                        block.get("name").and_then(Value::as_str),
-                        "",
-                    );
-                    tools += 1;
-                }
-            }
-            "message_delta" => {
-                asm.usage(usage_of(data.usage.as_ref().unwrap_or(&Value::Null)));
-                if let Some(reason) = data.delta.and_then(|d| d.stop_reason) {
-                    asm.finish_reason(&reason);
-                }
-            }
-            "message_stop" => return Ok(()),
-            "error" => {
-                let error = data.error.unwrap_or(Value::Null);
-                let kind = error.get("type").and_then(Value::as_str).unwrap_or("");
-                let status = match kind {
-                    "overloaded_error" => 529,
-                    "rate_limit_error" => 429,
-                    "invalid_request_error" => 400,
-                    "authentication_error" => 401,
-                    _ => 500,
-                };
-                let body = json!({"type": "error", "error": error}).to_string();
-                return Err(classify_http(&label, status, None, &body));
-            }
-            _ => {}
-        }
+    let mut blocks = BlockTools::default();
+    let end = sse::read_events(response, endpoint.stale_timeout, |data| {
+        handle_event(&label, data, &mut blocks, asm)
+    })
+    .await;
+    match end {
+        StreamEnd::Done => Ok(()),
+        StreamEnd::Eof => Err(cut("the stream ended before message_stop".into())),
+        StreamEnd::Stale => Err(http::stale(endpoint)),
+        StreamEnd::Broken(e) => Err(cut(format!("the stream broke: {e}"))),
+        StreamEnd::Handler(e) => Err(e),
     }
+}
+
+/// Which content blocks are tool calls, and the tool-call index of each.
+#[derive(Default)]
+struct BlockTools {
+    tool_of_block: Vec<Option<usize>>,
+    tools: usize,
+}
+
+/// Apply one event; `Ok(true)` at `message_stop`.
+fn handle_event(
+    label: &str,
+    data: &str,
+    blocks: &mut BlockTools,
+    asm: &mut Assembler<'_, '_>,
+) -> Result<bool, LlmError> {
+    let data: StreamData<'_> = serde_json::from_str(data).map_err(|e| {
+        LlmError::new(
+            ErrorClass::StreamCut,
+            label,
+            format!("malformed stream event ({e})"),
+        )
+    })?;
+    let block_index = data.index;
+    match data.kind.as_ref() {
+        "content_block_delta" => {
+            let Some(delta) = data.delta else {
+                return Ok(false);
+            };
+            match delta.kind.as_deref() {
+                Some("text_delta") => asm.text(delta.text.as_deref().unwrap_or("")),
+                Some("thinking_delta") => asm.reasoning(delta.thinking.as_deref().unwrap_or("")),
+                Some("input_json_delta") => {
+                    if let Some(Some(index)) = blocks.tool_of_block.get(block_index) {
+                        asm.tool_call(
+                            *index,
+                            None,
+                            None,
+                            delta.partial_json.as_deref().unwrap_or(""),
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+        "message_start" => {
+            let usage = data.message.as_ref().and_then(|m| m.get("usage"));
+            asm.usage(usage_of(usage.unwrap_or(&Value::Null)));
+        }
+        "content_block_start" => {
+            let block = data.content_block.unwrap_or(Value::Null);
+            if blocks.tool_of_block.len() <= block_index {
+                blocks.tool_of_block.resize(block_index + 1, None);
+            }
+            if block.get("type").and_then(Value::as_str) == Some("tool_use") {
+                blocks.tool_of_block[block_index] = Some(blocks.tools);
+                asm.tool_call(
+                    blocks.tools,
+                    block.get("id").and_then(Value::as_str),
+                    block.get("name").and_then(Value::as_str),
+                    "",
+                );
+                blocks.tools += 1;
+            }
+        }
+        "message_delta" => {
+            asm.usage(usage_of(data.usage.as_ref().unwrap_or(&Value::Null)));
+            if let Some(reason) = data.delta.and_then(|d| d.stop_reason) {
+                asm.finish_reason(&reason);
+            }
+        }
+        "message_stop" => return Ok(true),
+        "error" => {
+            let error = data.error.unwrap_or(Value::Null);
+            let kind = error.get("type").and_then(Value::as_str).unwrap_or("");
+            let status = match kind {
+                "overloaded_error" => 529,
+                "rate_limit_error" => 429,
+                "invalid_request_error" => 400,
+                "authentication_error" => 401,
+                _ => 500,
+            };
+            let body = json!({"type": "error", "error": error}).to_string();
+            return Err(classify_http(label, status, None, &body));
+        }
+        _ => {}
+    }
+    Ok(false)
 }
 
 #[cfg(test)]

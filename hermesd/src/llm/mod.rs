@@ -13,6 +13,7 @@ mod metadata;
 mod openai;
 mod provider;
 mod settings;
+mod sse;
 mod text_tools;
 mod types;
 

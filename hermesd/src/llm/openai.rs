@@ -3,7 +3,6 @@
 
 use std::borrow::Cow;
 
-use eventsource_stream::Eventsource;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -11,7 +10,9 @@ use super::{
     assemble::Assembler,
     endpoint::Endpoint,
     error::{ErrorClass, LlmError},
-    http, text_tools,
+    http,
+    sse::{self, StreamEnd},
+    text_tools,
     types::{ChatRequest, Completion, EventSink, Role, Usage},
 };
 
@@ -197,70 +198,67 @@ async fn read_stream(
     asm: &mut Assembler<'_, '_>,
 ) -> Result<(), LlmError> {
     let label = endpoint.label();
-    let mut events = response.bytes_stream().eventsource();
-    let mut watchdog = http::Watchdog::new(endpoint.stale_timeout);
-    loop {
-        let event = match watchdog.next(&mut events).await {
-            None => return Err(http::stale(endpoint)),
-            Some(None) if asm.has_finish_reason() => return Ok(()),
-            Some(None) => {
-                return Err(LlmError::new(
-                    ErrorClass::StreamCut,
-                    &label,
-                    "the stream ended before the response was complete",
-                ));
-            }
-            Some(Some(Err(e))) => {
-                return Err(LlmError::new(
-                    ErrorClass::StreamCut,
-                    &label,
-                    format!("the stream broke: {e}"),
-                ));
-            }
-            Some(Some(Ok(event))) => event,
-        };
-        if event.data.trim() == "[DONE]" {
-            return Ok(());
-        }
-        let chunk: Chunk<'_> = serde_json::from_str(&event.data).map_err(|e| {
-            LlmError::new(
-                ErrorClass::StreamCut,
-                &label,
-                format!("malformed stream chunk ({e})"),
-            )
-        })?;
-        if let Some(error) = chunk.error {
-            let status = error.get("code").and_then(Value::as_u64).unwrap_or(500) as u16;
-            let body = json!({"error": error}).to_string();
-            return Err(super::error::classify_http(&label, status, None, &body));
-        }
-        if let Some(usage) = chunk.usage.filter(Value::is_object) {
-            asm.usage(usage_of(&usage));
-        }
-        let Some(choice) = chunk.choices.into_iter().next() else {
-            continue;
-        };
-        let delta = choice.delta;
-        if let Some(reasoning) = delta.reasoning_content.or(delta.reasoning) {
-            asm.reasoning(&reasoning);
-        }
-        if let Some(text) = delta.content {
-            asm.text(&text);
-        }
-        for call in delta.tool_calls {
-            let function = call.function;
-            asm.tool_call(
-                call.index,
-                call.id.as_deref(),
-                function.as_ref().and_then(|f| f.name.as_deref()),
-                function
-                    .as_ref()
-                    .and_then(|f| f.arguments.as_deref())
-                    .unwrap_or(""),
-            );
-        }
-        if let Some(reason) = choice.finish_reason {
-            asm.finish_reason(&reason);
-        }
+    let cut = |message: String| LlmError::new(ErrorClass::StreamCut, &label, message);
+    let end = sse::read_events(response, endpoint.stale_timeout, |data| {
+        handle_chunk(&label, data, asm)
+    })
+    .await;
+    match end {
+        StreamEnd::Done => Ok(()),
+        StreamEnd::Eof if asm.has_finish_reason() => Ok(()),
+        StreamEnd::Eof => Err(cut(
+            "the stream ended before the response was complete".into()
+        )),
+        StreamEnd::Stale => Err(http::stale(endpoint)),
+        StreamEnd::Broken(e) => Err(cut(format!("the stream broke: {e}"))),
+        StreamEnd::Handler(e) => Err(e),
     }
+}
+
+/// Apply one `data:` payload; `Ok(true)` at `[DONE]`.
+fn handle_chunk(label: &str, data: &str, asm: &mut Assembler<'_, '_>) -> Result<bool, LlmError> {
+    if data.trim() == "[DONE]" {
+        return Ok(true);
+    }
+    let chunk: Chunk<'_> = serde_json::from_str(data).map_err(|e| {
+        LlmError::new(
+            ErrorClass::StreamCut,
+            label,
+            format!("malformed stream chunk ({e})"),
+        )
+    })?;
+    if let Some(error) = chunk.error {
+        let status = error.get("code").and_then(Value::as_u64).unwrap_or(500) as u16;
+        let body = json!({"error": error}).to_string();
+        return Err(super::error::classify_http(label, status, None, &body));
+    }
+    if let Some(usage) = chunk.usage.filter(Value::is_object) {
+        asm.usage(usage_of(&usage));
+    }
+    let Some(choice) = chunk.choices.into_iter().next() else {
+        return Ok(false);
+    };
+    let delta = choice.delta;
+    if let Some(reasoning) = delta.reasoning_content.or(delta.reasoning) {
+        asm.reasoning(&reasoning);
+    }
+    if let Some(text) = delta.content {
+        asm.text(&text);
+    }
+    for call in delta.tool_calls {
+        let function = call.function;
+        asm.tool_call(
+            call.index,
+            call.id.as_deref(),
+            function.as_ref().and_then(|f| f.name.as_deref()),
+            function
+                .as_ref()
+                .and_then(|f| f.arguments.as_deref())
+                .unwrap_or(""),
+        );
+    }
+    if let Some(reason) = choice.finish_reason {
+        asm.finish_reason(&reason);
+    }
+    Ok(false)
 }
