@@ -227,13 +227,13 @@ async fn read_stream(
 
 /// Which content blocks are tool calls, and the tool-call index of each.
 #[derive(Default)]
-struct BlockTools {
+pub(super) struct BlockTools {
     tool_of_block: Vec<Option<usize>>,
     tools: usize,
 }
 
 /// Apply one event; `Ok(true)` at `message_stop`.
-fn handle_event(
+pub(super) fn handle_event(
     label: &str,
     data: &str,
     blocks: &mut BlockTools,

@@ -67,3 +67,36 @@ pub async fn chain_from_config(
         client,
     })
 }
+
+/// Decode a complete streamed body of `mode` exactly as a live stream is decoded, from memory:
+/// the provider's own cost without the network (benchmarks and tests).
+pub fn decode_stream_body(
+    mode: ApiMode,
+    label: &str,
+    body: &[u8],
+    sink: &mut EventSink<'_>,
+) -> Result<Completion, LlmError> {
+    let mut decoder = sse::SseDecoder::default();
+    decoder.push(body);
+    let mut asm = assemble::Assembler::new(sink);
+    let mut blocks = anthropic::BlockTools::default();
+    let invalid = |e: std::str::Utf8Error| {
+        LlmError::new(
+            ErrorClass::StreamCut,
+            label,
+            format!("invalid UTF-8 in the stream ({e})"),
+        )
+    };
+    while decoder.next_ready().map_err(invalid)? {
+        let done = match mode {
+            ApiMode::ChatCompletions => openai::handle_chunk(label, decoder.data(), &mut asm)?,
+            ApiMode::AnthropicMessages => {
+                anthropic::handle_event(label, decoder.data(), &mut blocks, &mut asm)?
+            }
+        };
+        if done {
+            break;
+        }
+    }
+    Ok(asm.finish(label))
+}

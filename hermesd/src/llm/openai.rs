@@ -216,7 +216,11 @@ async fn read_stream(
 }
 
 /// Apply one `data:` payload; `Ok(true)` at `[DONE]`.
-fn handle_chunk(label: &str, data: &str, asm: &mut Assembler<'_, '_>) -> Result<bool, LlmError> {
+pub(super) fn handle_chunk(
+    label: &str,
+    data: &str,
+    asm: &mut Assembler<'_, '_>,
+) -> Result<bool, LlmError> {
     if data.trim() == "[DONE]" {
         return Ok(true);
     }

@@ -47,7 +47,7 @@ impl SseDecoder {
 
     /// Parse up to the end of the next event; `true` when `event`/`data` hold it (the caller reads
     /// them in place and they are reset by the next call).
-    fn next_ready(&mut self) -> Result<bool, std::str::Utf8Error> {
+    pub fn next_ready(&mut self) -> Result<bool, std::str::Utf8Error> {
         if self.dispatched {
             self.dispatched = false;
             self.event.clear();
@@ -94,6 +94,13 @@ impl SseDecoder {
             }
         }
         Ok(false)
+    }
+}
+
+impl SseDecoder {
+    /// The data of the event `next_ready` reported.
+    pub fn data(&self) -> &str {
+        &self.data
     }
 }
 
