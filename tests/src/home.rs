@@ -61,6 +61,17 @@ impl TestHome {
         command
     }
 
+    /// Run hermesctl off the async runtime (for tests whose fake servers run on it).
+    pub async fn ctl_async(&self, args: &[&str]) -> CtlOutput {
+        let mut command = self.command(&crate::binary("hermesctl"));
+        command.args(args);
+        let output = tokio::task::spawn_blocking(move || command.output())
+            .await
+            .expect("join hermesctl")
+            .expect("run hermesctl");
+        CtlOutput(output)
+    }
+
     /// Run hermesctl with these arguments and collect its output.
     pub fn ctl(&self, args: &[&str]) -> CtlOutput {
         let output = self
@@ -69,6 +80,15 @@ impl TestHome {
             .output()
             .expect("run hermesctl");
         CtlOutput(output)
+    }
+}
+
+/// Stops the daemon that hermesctl started in the background for a home, when the test ends.
+pub struct StopOnDrop<'a>(pub &'a TestHome);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.ctl(&["daemon", "stop"]);
     }
 }
 

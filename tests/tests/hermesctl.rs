@@ -6,16 +6,7 @@ use std::{
     process::Stdio,
 };
 
-use hermes_tests::{TestHome, binary, seed};
-
-/// Stops a daemon that hermesctl started in the background when the test ends.
-struct StopOnDrop<'a>(&'a TestHome);
-
-impl Drop for StopOnDrop<'_> {
-    fn drop(&mut self) {
-        let _ = self.0.ctl(&["daemon", "stop"]);
-    }
-}
+use hermes_tests::{TestHome, binary, home::StopOnDrop, seed};
 
 fn keys(value: &serde_json::Value) -> Vec<String> {
     let mut keys: Vec<String> = value.as_object().expect("object").keys().cloned().collect();

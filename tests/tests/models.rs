@@ -5,36 +5,8 @@
 use hermes_tests::{
     TestHome,
     fake_llm::{FakeLlm, FakeModel, Reply},
-    home::CtlOutput,
+    home::StopOnDrop,
 };
-
-struct StopOnDrop<'a>(&'a TestHome);
-
-impl Drop for StopOnDrop<'_> {
-    fn drop(&mut self) {
-        let _ = self.0.ctl(&["daemon", "stop"]);
-    }
-}
-
-/// hermesctl off the async runtime (the fake server runs on it).
-async fn ctl(home: &TestHome, args: &[&str]) -> CtlOutput {
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    let (path, socket) = (home.path().to_path_buf(), home.socket());
-    tokio::task::spawn_blocking(move || {
-        let output = std::process::Command::new(hermes_tests::binary("hermesctl"))
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", path.join("u"))
-            .env("HERMES_HOME", &path)
-            .env("HERMES_SOCKET", &socket)
-            .args(&args)
-            .output()
-            .unwrap();
-        CtlOutput(output)
-    })
-    .await
-    .unwrap()
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn model_set_then_list_show_and_test() {
@@ -51,9 +23,8 @@ async fn model_set_then_list_show_and_test() {
     );
     home.write(".env", "FAKE_KEY=sk-models\n");
     let base = server.openai_base();
-    let out = ctl(
-        &home,
-        &[
+    let out = home
+        .ctl_async(&[
             "model",
             "set",
             "custom:fake-model",
@@ -61,9 +32,8 @@ async fn model_set_then_list_show_and_test() {
             &base,
             "--key-env",
             "FAKE_KEY",
-        ],
-    )
-    .await;
+        ])
+        .await;
     assert!(
         out.ok().contains("model set to custom:fake-model"),
         "{}",
@@ -76,7 +46,7 @@ async fn model_set_then_list_show_and_test() {
     );
     assert!(config.contains("api_key: ${FAKE_KEY}"), "{config}");
 
-    let shown = ctl(&home, &["model", "show", "--json"]).await.json();
+    let shown = home.ctl_async(&["model", "show", "--json"]).await.json();
     assert_eq!(shown["provider"], "custom");
     assert_eq!(shown["model"], "fake-model");
     assert_eq!(shown["context_length"], 32_768);
@@ -94,13 +64,13 @@ async fn model_set_then_list_show_and_test() {
         models_request.header("authorization"),
         Some("Bearer sk-models")
     );
-    let human = ctl(&home, &["model", "show"]).await.ok();
+    let human = home.ctl_async(&["model", "show"]).await.ok();
     assert!(
         human.contains("32768 tokens (endpoint)") && human.contains("prices    unknown"),
         "{human}"
     );
 
-    let test = ctl(&home, &["model", "test"]).await.ok();
+    let test = home.ctl_async(&["model", "test"]).await.ok();
     assert!(test.starts_with("default: ok in "), "{test}");
     let sent = server
         .requests()
@@ -115,10 +85,10 @@ async fn model_set_then_list_show_and_test() {
         "fallback_providers:\n  - {{provider: custom, model: backup, base_url: '{base}'}}\n"
     ));
     home.write("config.yaml", &config);
-    ctl(&home, &["config", "set", "model.stale_timeout", "30"])
+    home.ctl_async(&["config", "set", "model.stale_timeout", "30"])
         .await
         .ok();
-    let list = ctl(&home, &["model", "list", "--json"]).await.json();
+    let list = home.ctl_async(&["model", "list", "--json"]).await.json();
     let names: Vec<&str> = list
         .as_array()
         .unwrap()
@@ -128,7 +98,7 @@ async fn model_set_then_list_show_and_test() {
     assert_eq!(names, ["fake-model", "backup"]);
     assert_eq!(list[1]["context_source"], "floor");
     assert_eq!(list[1]["context_length"], 8192);
-    let table = ctl(&home, &["model", "list"]).await.ok();
+    let table = home.ctl_async(&["model", "list"]).await.ok();
     assert!(
         table
             .lines()
@@ -139,7 +109,7 @@ async fn model_set_then_list_show_and_test() {
     );
     server.push(Reply::text("ok"));
     // Replies are consumed in order: the default gets the 401, the fallback the "ok".
-    let all = ctl(&home, &["model", "test", "--all"]).await;
+    let all = home.ctl_async(&["model", "test", "--all"]).await;
     assert_eq!(all.code(), Some(1));
     assert!(
         all.stdout().contains("custom:fake-model: ") && all.stdout().contains("(auth)"),
@@ -177,8 +147,8 @@ async fn context_window_sources() {
             "config.yaml",
             &format!("model:\n  provider: custom\n  default: '{model}'\n  base_url: '{base}'\n{override_line}"),
         );
-        ctl(&home, &["daemon", "restart"]).await.ok();
-        let shown = ctl(&home, &["model", "show", "--json"]).await.json();
+        home.ctl_async(&["daemon", "restart"]).await.ok();
+        let shown = home.ctl_async(&["model", "show", "--json"]).await.json();
         assert_eq!(
             (
                 shown["context_length"].as_u64().unwrap(),
@@ -210,13 +180,13 @@ async fn known_prices_give_a_cost_and_unknown_stays_null() {
         "config.yaml",
         &format!("model:\n  provider: custom\n  default: openai/gpt-4o\n  base_url: '{base}'\n"),
     );
-    let priced = ctl(&home, &["send", "--json", "hi"]).await.json();
+    let priced = home.ctl_async(&["send", "--json", "hi"]).await.json();
     let cost = priced["usage"]["cost_usd"].as_f64().unwrap();
     assert!((cost - 0.0125).abs() < 1e-9, "{cost}");
-    ctl(&home, &["model", "set", "custom:my-finetune"])
+    home.ctl_async(&["model", "set", "custom:my-finetune"])
         .await
         .ok();
-    let unpriced = ctl(&home, &["send", "--json", "hi"]).await.json();
+    let unpriced = home.ctl_async(&["send", "--json", "hi"]).await.json();
     assert!(unpriced["usage"]["cost_usd"].is_null());
 }
 
@@ -228,7 +198,7 @@ async fn with_nothing_configured_a_local_ollama_is_found() {
         .with_models(vec![FakeModel::new("llama3.2:3b")]);
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
-    let out = ctl(&home, &["send", "hi"]).await.ok();
+    let out = home.ctl_async(&["send", "hi"]).await.ok();
     assert_eq!(out.trim(), "hello from the local model");
     let chat = server
         .requests()

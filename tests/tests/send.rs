@@ -4,36 +4,8 @@
 use hermes_tests::{
     TestHome,
     fake_llm::{FakeLlm, Reply},
-    home::CtlOutput,
+    home::StopOnDrop,
 };
-
-struct StopOnDrop<'a>(&'a TestHome);
-
-impl Drop for StopOnDrop<'_> {
-    fn drop(&mut self) {
-        let _ = self.0.ctl(&["daemon", "stop"]);
-    }
-}
-
-async fn ctl(home: &TestHome, args: &[&str]) -> CtlOutput {
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    let path = home.path().to_path_buf();
-    let socket = home.socket();
-    tokio::task::spawn_blocking(move || {
-        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        let mut command = std::process::Command::new(hermes_tests::binary("hermesctl"));
-        command
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", path.join("u"))
-            .env("HERMES_HOME", &path)
-            .env("HERMES_SOCKET", &socket)
-            .args(refs);
-        CtlOutput(command.output().unwrap())
-    })
-    .await
-    .unwrap()
-}
 
 fn configure(home: &TestHome, server: &FakeLlm) {
     home.write(
@@ -57,7 +29,8 @@ async fn send_answers_stores_the_exchange_and_continues_a_session() {
     let _stop = StopOnDrop(&home);
     configure(&home, &server);
 
-    let out = ctl(&home, &["send", "--json", "hello", "there"])
+    let out = home
+        .ctl_async(&["send", "--json", "hello", "there"])
         .await
         .json();
     assert_eq!(out["answer"], "Hello human");
@@ -78,7 +51,8 @@ async fn send_answers_stores_the_exchange_and_continues_a_session() {
             .starts_with("You are Hermes Agent")
     );
 
-    let plain = ctl(&home, &["send", "--session", &id, "and", "again"])
+    let plain = home
+        .ctl_async(&["send", "--session", &id, "and", "again"])
         .await
         .ok();
     assert_eq!(plain.trim(), "Again");
@@ -95,7 +69,8 @@ async fn send_answers_stores_the_exchange_and_continues_a_session() {
         "the system prompt is stored with the session and reused byte for byte"
     );
 
-    let shown = ctl(&home, &["sessions", "show", &id, "--json"])
+    let shown = home
+        .ctl_async(&["sessions", "show", &id, "--json"])
         .await
         .json();
     let contents: Vec<&str> = shown["messages"]
@@ -115,7 +90,7 @@ async fn send_answers_stores_the_exchange_and_continues_a_session() {
 async fn no_model_configured_is_one_line_with_the_fix() {
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
-    let err = ctl(&home, &["send", "hi"]).await.err();
+    let err = home.ctl_async(&["send", "hi"]).await.err();
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
         err.contains(
@@ -131,7 +106,7 @@ async fn a_failing_model_keeps_the_message_and_says_where() {
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
     configure(&home, &server);
-    let err = ctl(&home, &["send", "remember this"]).await.err();
+    let err = home.ctl_async(&["send", "remember this"]).await.err();
     assert!(err.contains("the model failed (auth)"), "{err}");
     let id = err
         .split("saved in session ")
@@ -140,7 +115,8 @@ async fn a_failing_model_keeps_the_message_and_says_where() {
         .trim()
         .trim_end_matches(')')
         .to_string();
-    let shown = ctl(&home, &["sessions", "show", &id, "--json"])
+    let shown = home
+        .ctl_async(&["sessions", "show", &id, "--json"])
         .await
         .json();
     assert_eq!(shown["messages"][0]["content"], "remember this");
