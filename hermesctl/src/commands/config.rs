@@ -76,13 +76,7 @@ async fn set(ctx: &Context, path: &Path, key: &str, raw: &str) -> Result<(), Cli
             "reload_error": error,
         }));
     } else {
-        let after = match &reload {
-            Reload::Done => "hermesd reloaded it".to_string(),
-            Reload::NotRunning => {
-                "hermesd is not running; it applies at the next start".to_string()
-            }
-            Reload::Refused(e) => format!("hermesd did not reload: {e}"),
-        };
+        let after = reload.describe();
         output::line(format!("{key} = {shown} in {}; {after}", path.display()));
     }
     match reload {
@@ -95,6 +89,17 @@ pub enum Reload {
     Done,
     NotRunning,
     Refused(String),
+}
+
+impl Reload {
+    /// What happened, as the end of a sentence about an edit.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Done => "hermesd reloaded it".into(),
+            Self::NotRunning => "hermesd is not running; it applies at the next start".into(),
+            Self::Refused(e) => format!("hermesd did not reload: {e}"),
+        }
+    }
 }
 
 pub async fn reload_running(ctx: &Context) -> Reload {

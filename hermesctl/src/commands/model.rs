@@ -194,13 +194,7 @@ async fn set(
         output::json(&json!({"model": shown, "path": path.display().to_string(),
             "reloaded": matches!(reload, Reload::Done)}));
     } else {
-        let after = match &reload {
-            Reload::Done => "hermesd reloaded it".to_string(),
-            Reload::NotRunning => {
-                "hermesd is not running; it applies at the next start".to_string()
-            }
-            Reload::Refused(e) => format!("hermesd did not reload: {e}"),
-        };
+        let after = reload.describe();
         output::line(format!(
             "model set to {shown} in {}; {after}",
             path.display()

@@ -9,8 +9,7 @@ use super::{
     assemble::Assembler,
     endpoint::Endpoint,
     error::{ErrorClass, LlmError, classify_http},
-    http,
-    sse::{self, StreamEnd},
+    http, sse,
     types::{ChatMessage, ChatRequest, Completion, EventSink, Role, Usage},
 };
 
@@ -209,20 +208,13 @@ async fn read_stream(
     asm: &mut Assembler<'_, '_>,
 ) -> Result<(), LlmError> {
     let label = endpoint.label();
-    let cut = |message: String| LlmError::new(ErrorClass::StreamCut, &label, message);
     // Anthropic numbers content blocks; tool calls are numbered among themselves.
     let mut blocks = BlockTools::default();
     let end = sse::read_events(response, endpoint.stale_timeout, |data| {
         handle_event(&label, data, &mut blocks, asm)
     })
     .await;
-    match end {
-        StreamEnd::Done => Ok(()),
-        StreamEnd::Eof => Err(cut("the stream ended before message_stop".into())),
-        StreamEnd::Stale => Err(http::stale(endpoint)),
-        StreamEnd::Broken(e) => Err(cut(format!("the stream broke: {e}"))),
-        StreamEnd::Handler(e) => Err(e),
-    }
+    end.into_result(endpoint, false)
 }
 
 /// Which content blocks are tool calls, and the tool-call index of each.

@@ -10,9 +10,7 @@ use super::{
     assemble::Assembler,
     endpoint::Endpoint,
     error::{ErrorClass, LlmError},
-    http,
-    sse::{self, StreamEnd},
-    text_tools,
+    http, sse, text_tools,
     types::{ChatRequest, Completion, EventSink, Role, Usage},
 };
 
@@ -198,21 +196,12 @@ async fn read_stream(
     asm: &mut Assembler<'_, '_>,
 ) -> Result<(), LlmError> {
     let label = endpoint.label();
-    let cut = |message: String| LlmError::new(ErrorClass::StreamCut, &label, message);
     let end = sse::read_events(response, endpoint.stale_timeout, |data| {
         handle_chunk(&label, data, asm)
     })
     .await;
-    match end {
-        StreamEnd::Done => Ok(()),
-        StreamEnd::Eof if asm.has_finish_reason() => Ok(()),
-        StreamEnd::Eof => Err(cut(
-            "the stream ended before the response was complete".into()
-        )),
-        StreamEnd::Stale => Err(http::stale(endpoint)),
-        StreamEnd::Broken(e) => Err(cut(format!("the stream broke: {e}"))),
-        StreamEnd::Handler(e) => Err(e),
-    }
+    // Some servers close without `[DONE]` after the final chunk: complete if it said why it stopped.
+    end.into_result(endpoint, asm.has_finish_reason())
 }
 
 /// Apply one `data:` payload; `Ok(true)` at `[DONE]`.

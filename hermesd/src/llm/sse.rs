@@ -4,7 +4,11 @@
 
 use std::time::Duration;
 
-use super::http::Watchdog;
+use super::{
+    endpoint::Endpoint,
+    error::{ErrorClass, LlmError},
+    http::Watchdog,
+};
 
 /// One event: its `event:` name (empty for unnamed events) and its joined `data:` lines.
 #[cfg(test)]
@@ -117,6 +121,24 @@ pub enum StreamEnd<E> {
     Broken(String),
     /// The handler failed.
     Handler(E),
+}
+
+impl StreamEnd<LlmError> {
+    /// The outcome for the caller: an end of body counts as complete only when `eof_is_complete`.
+    pub fn into_result(self, endpoint: &Endpoint, eof_is_complete: bool) -> Result<(), LlmError> {
+        let cut =
+            |message: String| LlmError::new(ErrorClass::StreamCut, &endpoint.label(), message);
+        match self {
+            Self::Done => Ok(()),
+            Self::Eof if eof_is_complete => Ok(()),
+            Self::Eof => Err(cut(
+                "the stream ended before the response was complete".into()
+            )),
+            Self::Stale => Err(super::http::stale(endpoint)),
+            Self::Broken(e) => Err(cut(format!("the stream broke: {e}"))),
+            Self::Handler(e) => Err(e),
+        }
+    }
 }
 
 /// Feed the `data` of every event of `response` to `handle` until it returns `Ok(true)`
