@@ -57,7 +57,7 @@ impl SseDecoder {
             self.event.clear();
             self.data.clear();
         }
-        while let Some(offset) = self.buf[self.start..].iter().position(|b| *b == b'\n') {
+        while let Some(offset) = memchr::memchr(b'\n', &self.buf[self.start..]) {
             let end = self.start + offset;
             let mut line = &self.buf[self.start..end];
             self.start = end + 1;
