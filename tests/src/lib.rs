@@ -6,6 +6,7 @@
 pub mod daemon;
 pub mod fake_llm;
 pub mod home;
+pub mod report;
 pub mod seed;
 
 pub use daemon::DaemonProcess;

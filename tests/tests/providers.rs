@@ -11,19 +11,7 @@ use hermesd::llm::{
 };
 
 fn endpoint(server: &FakeLlm, model: &str, mode: ApiMode) -> Endpoint {
-    Endpoint {
-        provider: "fake".into(),
-        model: model.into(),
-        base_url: match mode {
-            ApiMode::ChatCompletions => server.openai_base(),
-            ApiMode::AnthropicMessages => server.anthropic_base(),
-        },
-        api_key: Some("sk-test".into()),
-        api_mode: mode,
-        stale_timeout: Duration::from_secs(5),
-        connect_timeout: Duration::from_secs(2),
-        text_tool_calls: false,
-    }
+    server.endpoint(model, mode)
 }
 
 fn chain(endpoints: Vec<Endpoint>) -> Chain {

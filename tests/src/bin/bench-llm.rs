@@ -10,7 +10,10 @@
 
 use std::time::{Duration, Instant};
 
-use hermes_tests::fake_llm::{FakeLlm, Reply};
+use hermes_tests::{
+    fake_llm::{FakeLlm, Reply},
+    report::{self, Row, ms, percentile},
+};
 use hermesd::llm::{
     ApiMode, Chain, ChainNotice, ChatMessage, ChatRequest, Completion, Endpoint, EventSink,
     RetryPolicy, StreamEvent,
@@ -23,32 +26,6 @@ const CHUNKS: usize = 1_000;
 const STALE: Duration = Duration::from_secs(2);
 /// Runs of the stalled-primary measurement (each takes about `STALE`).
 const STALL_RUNS: usize = 4;
-
-struct Row {
-    what: String,
-    median: String,
-    p90: String,
-    target: &'static str,
-}
-
-fn percentile(samples: &mut [Duration], p: f64) -> Duration {
-    samples.sort();
-    let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
-    samples[index]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
-}
-
-fn row(what: String, samples: &mut [Duration], target: &'static str) -> Row {
-    Row {
-        what,
-        median: ms(percentile(samples, 0.5)),
-        p90: ms(percentile(samples, 0.9)),
-        target,
-    }
-}
 
 /// The fake server, started on a current-thread runtime in a thread of its own that serves
 /// until the process exits. Replies are pushed from the main thread.
@@ -95,19 +72,7 @@ fn text_reply(chunks: &[String]) -> Reply {
 }
 
 fn endpoint(server: &FakeLlm, model: &str, mode: ApiMode) -> Endpoint {
-    Endpoint {
-        provider: "fake".into(),
-        model: model.into(),
-        base_url: match mode {
-            ApiMode::ChatCompletions => server.openai_base(),
-            ApiMode::AnthropicMessages => server.anthropic_base(),
-        },
-        api_key: Some("sk-bench".into()),
-        api_mode: mode,
-        stale_timeout: Duration::from_secs(5),
-        connect_timeout: Duration::from_secs(2),
-        text_tool_calls: false,
-    }
+    server.endpoint(model, mode)
 }
 
 fn chain(endpoints: Vec<Endpoint>) -> Chain {
@@ -181,7 +146,7 @@ fn raw_receive_row(
     }
     let median = percentile(&mut samples, 0.5);
     (
-        row(
+        Row::from_samples(
             format!("only receiving the same response, {label} (client thread)"),
             &mut samples,
             "",
@@ -211,7 +176,7 @@ fn decode_row(mode: ApiMode, label: &str, body: &[u8], runs: usize) -> Row {
             samples.push(spent);
         }
     }
-    row(
+    Row::from_samples(
         format!(
             "provider CPU per {CHUNKS}-chunk response beyond the network (decode from memory), {label}"
         ),
@@ -259,7 +224,7 @@ fn cpu_row(
     }
     let median = percentile(&mut samples, 0.5);
     (
-        row(
+        Row::from_samples(
             format!("provider CPU per streamed response, {CHUNKS} chunks, {label} (client thread)"),
             &mut samples,
             "",
@@ -444,7 +409,7 @@ fn stall_rows(runtime: &Runtime, server: &FakeLlm, runs: usize) -> Vec<Row> {
         after.push(spent.saturating_sub(STALE));
     }
     vec![
-        row(
+        Row::from_samples(
             format!(
                 "stalled primary (stale_timeout {} s, no headers for 10 s) → fallback answers, total",
                 STALE.as_secs()
@@ -452,12 +417,12 @@ fn stall_rows(runtime: &Runtime, server: &FakeLlm, runs: usize) -> Vec<Row> {
             &mut totals,
             "2 s ± 1 s",
         ),
-        row(
+        Row::from_samples(
             "fallback latency after abandonment (total − stale_timeout)".into(),
             &mut after,
             "its own latency (next row)",
         ),
-        row(
+        Row::from_samples(
             "fallback alone, 20 chunks, OpenAI format, new connection (wall)".into(),
             &mut alone_samples,
             "",
@@ -509,23 +474,10 @@ fn main() {
     ));
     rows.extend(stall_rows(&runtime, &server, runs));
 
-    let profile = if cfg!(debug_assertions) {
-        "debug (use --release!)"
-    } else {
-        "release"
-    };
-    println!(
-        "hermesd provider-layer benchmarks — {runs} runs each ({STALL_RUNS} for the stall), \
-         {profile}, {} cores",
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+    report::print(
+        &format!(
+            "hermesd provider-layer benchmarks — {runs} runs each ({STALL_RUNS} for the stall)"
+        ),
+        &rows,
     );
-    println!();
-    println!("| measurement | median | p90 | target |");
-    println!("|---|---|---|---|");
-    for row in rows {
-        println!(
-            "| {} | {} | {} | {} |",
-            row.what, row.median, row.p90, row.target
-        );
-    }
 }

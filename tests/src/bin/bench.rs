@@ -12,29 +12,13 @@ use hermes_proto::pb;
 use hermes_tests::{
     TestHome, binary,
     daemon::{notify_socket, wait_notify},
+    report::{self, Row, ms, percentile},
     seed,
 };
 use nix::{
     sys::signal::{Signal, kill},
     unistd::Pid,
 };
-
-struct Row {
-    what: String,
-    median: String,
-    p90: String,
-    target: &'static str,
-}
-
-fn percentile(samples: &mut [Duration], p: f64) -> Duration {
-    samples.sort();
-    let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
-    samples[index]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
-}
 
 /// Spawn hermesd on `home`; return (spawn → READY=1, spawn → first GetStatus answered, child).
 /// The client runtime is dropped before returning so no idle connection delays a later stop.
@@ -183,26 +167,5 @@ fn main() {
         });
     }
 
-    let profile = if cfg!(debug_assertions) {
-        "debug (use --release!)"
-    } else {
-        "release"
-    };
-    println!(
-        "hermesd benchmarks — {runs} runs each, {profile} binaries, {} cores",
-        cores()
-    );
-    println!();
-    println!("| measurement | median | p90 | target |");
-    println!("|---|---|---|---|");
-    for row in rows {
-        println!(
-            "| {} | {} | {} | {} |",
-            row.what, row.median, row.p90, row.target
-        );
-    }
-}
-
-fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    report::print(&format!("hermesd benchmarks — {runs} runs each"), &rows);
 }

@@ -147,6 +147,26 @@ impl FakeLlm {
     }
 }
 
+impl FakeLlm {
+    /// A hermesd endpoint for this server in `mode`, with a test key and a 5 s stale timeout.
+    pub fn endpoint(&self, model: &str, mode: hermesd::llm::ApiMode) -> hermesd::llm::Endpoint {
+        use hermesd::llm::ApiMode;
+        hermesd::llm::Endpoint {
+            provider: "fake".into(),
+            model: model.into(),
+            base_url: match mode {
+                ApiMode::ChatCompletions => self.openai_base(),
+                ApiMode::AnthropicMessages => self.anthropic_base(),
+            },
+            api_key: Some("sk-test".into()),
+            api_mode: mode,
+            stale_timeout: Duration::from_secs(5),
+            connect_timeout: Duration::from_secs(2),
+            text_tool_calls: false,
+        }
+    }
+}
+
 impl Drop for FakeLlm {
     fn drop(&mut self) {
         if let Some(shutdown) = self.shutdown.take() {
