@@ -4,26 +4,14 @@
 
 use std::time::Duration;
 
-use hermes_tests::fake_llm::{FakeLlm, Reply, ToolCall as FakeCall};
+use hermes_tests::fake_llm::{FakeLlm, Reply, ToolCall as FakeCall, chain};
 use hermesd::llm::{
     ApiMode, Chain, ChainNotice, ChatMessage, ChatRequest, Completion, Endpoint, ErrorClass,
-    LlmError, RetryPolicy, StreamEvent, ToolSchema,
+    LlmError, StreamEvent, ToolSchema,
 };
 
 fn endpoint(server: &FakeLlm, model: &str, mode: ApiMode) -> Endpoint {
     server.endpoint(model, mode)
-}
-
-fn chain(endpoints: Vec<Endpoint>) -> Chain {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    Chain {
-        endpoints,
-        policy: RetryPolicy {
-            max_retries: 3,
-            base_delay: Duration::from_millis(5),
-        },
-        client: reqwest::Client::new(),
-    }
 }
 
 fn request(text: &str) -> ChatRequest {

@@ -77,6 +77,9 @@ const KNOWN: &[KnownProvider] = &[
     },
 ];
 
+/// Hosted providers guessed from their key in the environment, in this order (KNOWN's order).
+const GUESSED_FROM_KEYS: &[&str] = &["openrouter", "anthropic", "openai", "nous", "deepseek"];
+
 /// The one line every client shows when no model is configured.
 pub const HOW_TO_CONFIGURE: &str = "no model is configured: run e.g. `hermesctl model set openrouter:anthropic/claude-sonnet-4 --key-env OPENROUTER_API_KEY` with the key in ~/.hermes/.env (providers: openrouter, anthropic, openai, nous, deepseek, ollama, or custom with --base-url), or start a local Ollama, llama.cpp or LM Studio server";
 
@@ -163,7 +166,11 @@ fn endpoint(
     if provider.is_empty() || provider == "auto" {
         provider = if !base_url.is_empty() {
             "custom".into()
-        } else if let Some(found) = KNOWN.iter().take(5).find(|k| env.get(k.key_env).is_some()) {
+        } else if let Some(found) = KNOWN
+            .iter()
+            .filter(|k| GUESSED_FROM_KEYS.contains(&k.name))
+            .find(|k| env.get(k.key_env).is_some())
+        {
             found.name.into()
         } else if primary {
             return Err(SettingsError::NoModel);

@@ -16,17 +16,22 @@ pub fn extract(text: &str, bare_json: bool, enabled_tools: &[String]) -> (String
     let mut remaining = text;
     while let Some(start) = remaining.find(OPEN) {
         let after = &remaining[start + OPEN.len()..];
-        let (inner, tail) = match after.find(CLOSE) {
-            Some(end) => (&after[..end], &after[end + CLOSE.len()..]),
+        let (inner, tail, block_len) = match after.find(CLOSE) {
+            Some(end) => (
+                &after[..end],
+                &after[end + CLOSE.len()..],
+                OPEN.len() + end + CLOSE.len(),
+            ),
             // An unclosed block at the end of the message: take what is there.
-            None => (after, ""),
+            None => (after, "", OPEN.len() + after.len()),
         };
         match call_from_json(inner.trim(), calls.len()) {
             Some(call) => {
                 rest.push_str(&remaining[..start]);
                 calls.push(call);
             }
-            None => rest.push_str(&remaining[..start + OPEN.len() + inner.len()]),
+            // Not a call: the block stays in the text as written.
+            None => rest.push_str(&remaining[..start + block_len]),
         }
         remaining = tail;
     }
@@ -127,6 +132,6 @@ mod tests {
         let text = "<tool_call>{not json}</tool_call> ok";
         let (rest, calls) = extract(text, false, &tools());
         assert!(calls.is_empty());
-        assert!(rest.contains("{not json}"), "{rest}");
+        assert_eq!(rest, text, "the text is left as written");
     }
 }

@@ -11,12 +11,12 @@
 use std::time::{Duration, Instant};
 
 use hermes_tests::{
-    fake_llm::{FakeLlm, Reply},
+    fake_llm::{FakeLlm, Reply, chain},
     report::{self, Row, ms, percentile},
 };
 use hermesd::llm::{
     ApiMode, Chain, ChainNotice, ChatMessage, ChatRequest, Completion, Endpoint, EventSink,
-    RetryPolicy, StreamEvent,
+    StreamEvent,
 };
 use tokio::runtime::Runtime;
 
@@ -73,17 +73,6 @@ fn text_reply(chunks: &[String]) -> Reply {
 
 fn endpoint(server: &FakeLlm, model: &str, mode: ApiMode) -> Endpoint {
     server.endpoint(model, mode)
-}
-
-fn chain(endpoints: Vec<Endpoint>) -> Chain {
-    Chain {
-        endpoints,
-        policy: RetryPolicy {
-            max_retries: 3,
-            base_delay: Duration::from_millis(5),
-        },
-        client: reqwest::Client::new(),
-    }
 }
 
 fn request() -> ChatRequest {

@@ -147,6 +147,19 @@ impl FakeLlm {
     }
 }
 
+/// A provider chain over `endpoints` with a 5 ms retry base delay, for tests and benchmarks.
+pub fn chain(endpoints: Vec<hermesd::llm::Endpoint>) -> hermesd::llm::Chain {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    hermesd::llm::Chain {
+        endpoints,
+        policy: hermesd::llm::RetryPolicy {
+            max_retries: 3,
+            base_delay: Duration::from_millis(5),
+        },
+        client: reqwest::Client::new(),
+    }
+}
+
 impl FakeLlm {
     /// A hermesd endpoint for this server in `mode`, with a test key and a 5 s stale timeout.
     pub fn endpoint(&self, model: &str, mode: hermesd::llm::ApiMode) -> hermesd::llm::Endpoint {
