@@ -36,6 +36,9 @@ pub enum Command {
         /// Working directory of a new session (default: the current directory).
         #[arg(long, value_name = "DIR")]
         cwd: Option<std::path::PathBuf>,
+        /// Approve every dangerous command in this turn without asking.
+        #[arg(long)]
+        yolo: bool,
     },
     /// See and choose the model: the provider chain, context windows, a test call.
     #[command(subcommand)]

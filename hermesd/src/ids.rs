@@ -14,3 +14,13 @@ pub fn session_id() -> String {
         random[2]
     )
 }
+
+/// A short random id with a prefix, e.g. `turn_3f9a1c2b` or `appr_…`.
+pub fn short_id(prefix: &str) -> String {
+    let mut random = [0u8; 4];
+    let _ = getrandom::fill(&mut random);
+    format!(
+        "{prefix}_{:02x}{:02x}{:02x}{:02x}",
+        random[0], random[1], random[2], random[3]
+    )
+}

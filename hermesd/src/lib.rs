@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod guard;
 pub mod ids;
 pub mod llm;
 pub mod logging;
@@ -11,6 +12,7 @@ pub mod server;
 pub mod startup;
 pub mod state;
 pub mod store;
+pub mod tools;
 
 use std::sync::Arc;
 

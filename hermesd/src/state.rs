@@ -32,6 +32,12 @@ pub struct DaemonState {
     http: OnceLock<reqwest::Client>,
     /// Context windows learned from endpoints.
     pub model_metadata: crate::llm::MetadataCache,
+    /// Sessions loaded in memory.
+    pub live: crate::agent::LiveSessions,
+    /// Every tool the daemon has.
+    pub registry: crate::tools::Registry,
+    /// What tools share: the store, task lists, background processes.
+    pub tool_services: Arc<crate::tools::ToolServices>,
 }
 
 impl DaemonState {
@@ -46,7 +52,7 @@ impl DaemonState {
         Self {
             home,
             socket,
-            store,
+            store: store.clone(),
             started: Instant::now(),
             started_at: SystemTime::now(),
             shutdown: CancellationToken::new(),
@@ -55,6 +61,9 @@ impl DaemonState {
             flags,
             http: OnceLock::new(),
             model_metadata: crate::llm::MetadataCache::default(),
+            live: crate::agent::LiveSessions::default(),
+            registry: crate::tools::Registry::builtin(),
+            tool_services: Arc::new(crate::tools::ToolServices::new(store.clone())),
         }
     }
 

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod daemon;
+pub mod events;
 pub mod fake_llm;
 pub mod home;
 pub mod report;

@@ -5,4 +5,5 @@ pub mod daemon;
 pub mod docs;
 pub mod model;
 pub mod send;
+pub mod send_attached;
 pub mod sessions;

@@ -1,19 +1,35 @@
-//! `hermesctl send MESSAGE`: one turn, the answer on stdout.
+//! `hermesctl send MESSAGE`: one turn, the answer on stdout. On a terminal it attaches to the
+//! session as an interactive client, so dangerous commands and questions are asked inline;
+//! otherwise it runs the turn with the unary `Send` (approvals are denied unless `--yolo`).
 
-use std::{io::Read, path::PathBuf};
+use std::{
+    io::{IsTerminal, Read},
+    path::PathBuf,
+};
 
 use hermes_proto::pb;
 use serde_json::json;
 
+use super::send_attached;
 use crate::{connection, context::Context, error::CliError, output};
+
+/// What was asked.
+pub struct SendArgs {
+    pub text: String,
+    pub session: Option<String>,
+    pub cwd: PathBuf,
+    pub yolo: bool,
+}
 
 pub async fn run(
     ctx: &Context,
     words: Vec<String>,
     session: Option<String>,
     cwd: Option<PathBuf>,
+    yolo: bool,
 ) -> Result<(), CliError> {
-    let text = if words.len() == 1 && words[0] == "-" {
+    let from_stdin = words.len() == 1 && words[0] == "-";
+    let text = if from_stdin {
         let mut text = String::new();
         std::io::stdin()
             .read_to_string(&mut text)
@@ -23,21 +39,41 @@ pub async fn run(
         words.join(" ")
     };
     let cwd = match cwd {
-        Some(dir) => dir,
+        Some(dir) => std::path::absolute(&dir)
+            .map_err(|e| CliError::new(format!("--cwd {}: {e}", dir.display())))?,
         None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
     };
+    if !cwd.is_dir() {
+        return Err(CliError::new(format!(
+            "--cwd {}: not a directory",
+            cwd.display()
+        )));
+    }
+    let args = SendArgs {
+        text,
+        session,
+        cwd,
+        yolo,
+    };
     let daemon = connection::connect(ctx).await?;
-    let reply = daemon
-        .sessions()
-        .send(pb::SendRequest {
-            session_id: session.unwrap_or_default(),
-            text,
-            cwd: cwd.display().to_string(),
-            busy_policy: pb::BusyPolicy::Unspecified as i32,
-            source: "cli".into(),
-        })
-        .await?
-        .into_inner();
+    let interactive = !from_stdin && std::io::stdin().is_terminal();
+    let reply = if interactive {
+        send_attached::run(&daemon, args).await?
+    } else {
+        daemon
+            .sessions()
+            .send(pb::SendRequest {
+                session_id: args.session.unwrap_or_default(),
+                text: args.text,
+                cwd: args.cwd.display().to_string(),
+                busy_policy: pb::BusyPolicy::Unspecified as i32,
+                source: "cli".into(),
+                yolo: args.yolo,
+                client_name: "hermesctl send".into(),
+            })
+            .await?
+            .into_inner()
+    };
     if ctx.json {
         let usage = reply.usage.unwrap_or_default();
         output::json(&json!({

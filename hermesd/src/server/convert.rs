@@ -63,6 +63,24 @@ pub fn message(row: MessageRow) -> pb::Message {
     }
 }
 
+/// A finished turn as the `Send` response.
+pub fn send_response(outcome: crate::agent::TurnOutcome) -> pb::SendResponse {
+    pb::SendResponse {
+        session_id: outcome.session_id,
+        answer: outcome.answer,
+        iterations: outcome.iterations,
+        tool_calls: outcome.tool_calls,
+        usage: Some(pb::Usage {
+            input_tokens: outcome.usage.input_tokens,
+            output_tokens: outcome.usage.output_tokens,
+            cache_read_tokens: outcome.usage.cache_read_tokens,
+            cache_write_tokens: outcome.usage.cache_write_tokens,
+            reasoning_tokens: outcome.usage.reasoning_tokens,
+            cost_usd: outcome.cost_usd,
+        }),
+    }
+}
+
 /// Map a store error to a status a client can show as is.
 pub fn status(e: StoreError) -> Status {
     match e {

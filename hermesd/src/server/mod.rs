@@ -1,5 +1,6 @@
 //! Transport only: the listener, the pidfile lock, the gRPC services, signals and graceful shutdown.
 
+mod attach;
 mod convert;
 mod daemon_service;
 pub mod listener;

@@ -1,9 +1,8 @@
 //! The `Sessions` service: metadata and transcripts from the store; turns arrive with the agent.
 
-use std::{pin::Pin, sync::Arc};
+use std::sync::Arc;
 
 use hermes_proto::pb;
-use tokio_stream::Stream;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::convert::{self, not_built};
@@ -21,9 +20,7 @@ pub struct SessionsService {
     pub state: Arc<DaemonState>,
 }
 
-type EventStream = Pin<Box<dyn Stream<Item = Result<pb::SessionEvent, Status>> + Send>>;
 
-const AGENT_MISSING: &str = "the agent loop is not built yet, so sessions cannot run turns";
 
 fn required_id(id: &str) -> Result<String, Status> {
     let id = id.trim();
@@ -209,16 +206,14 @@ impl pb::sessions_server::Sessions for SessionsService {
         ))
     }
 
-    type AttachStream = EventStream;
+    type AttachStream = super::attach::EventStream;
 
     async fn attach(
         &self,
-        _request: Request<Streaming<pb::ClientFrame>>,
+        request: Request<Streaming<pb::ClientFrame>>,
     ) -> Result<Response<Self::AttachStream>, Status> {
-        Err(not_built(
-            "Sessions.Attach",
-            "the live-session hub (attach/detach) is not built yet",
-        ))
+        let stream = super::attach::attach(Arc::clone(&self.state), request.into_inner()).await?;
+        Ok(Response::new(stream))
     }
 
     async fn send(
@@ -226,36 +221,56 @@ impl pb::sessions_server::Sessions for SessionsService {
         request: Request<pb::SendRequest>,
     ) -> Result<Response<pb::SendResponse>, Status> {
         let req = request.into_inner();
-        let input = agent::SendInput {
+        let target = agent::Target {
             session_id: Some(req.session_id.trim().to_string()).filter(|s| !s.is_empty()),
-            text: req.text,
             cwd: req.cwd,
             source: Some(req.source.trim().to_lowercase())
                 .filter(|s| !s.is_empty())
                 .unwrap_or_else(|| "api".into()),
         };
-        let outcome = agent::send(&self.state, input).await.map_err(turn_status)?;
-        Ok(Response::new(pb::SendResponse {
-            session_id: outcome.session_id,
-            answer: outcome.answer,
-            iterations: outcome.iterations,
-            tool_calls: outcome.tool_calls,
-            usage: Some(pb::Usage {
-                input_tokens: outcome.usage.input_tokens,
-                output_tokens: outcome.usage.output_tokens,
-                cache_read_tokens: outcome.usage.cache_read_tokens,
-                cache_write_tokens: outcome.usage.cache_write_tokens,
-                reasoning_tokens: outcome.usage.reasoning_tokens,
-                cost_usd: outcome.cost_usd,
-            }),
-        }))
+        let input = agent::TurnInput {
+            text: req.text,
+            source_client: Some(req.client_name)
+                .filter(|c| !c.is_empty())
+                .unwrap_or_else(|| "api".into()),
+            yolo: req.yolo,
+        };
+        let outcome = agent::send(&self.state, target, input)
+            .await
+            .map_err(turn_status)?;
+        match &outcome.end {
+            agent::TurnEnd::Finished => Ok(Response::new(convert::send_response(outcome))),
+            agent::TurnEnd::Interrupted => Err(Status::aborted(format!(
+                "the turn was interrupted (session {})",
+                outcome.session_id
+            ))),
+            agent::TurnEnd::Failed {
+                class,
+                message,
+                hint,
+            } => Err(failed_status(*class, message, hint, &outcome.session_id)),
+        }
     }
 
     async fn interrupt(
         &self,
-        _request: Request<pb::InterruptSessionRequest>,
+        request: Request<pb::InterruptSessionRequest>,
     ) -> Result<Response<pb::InterruptSessionResponse>, Status> {
-        Err(not_built("Sessions.Interrupt", AGENT_MISSING))
+        let id = required_id(&request.into_inner().id)?;
+        let lookup = id.clone();
+        let row = self
+            .state
+            .store
+            .read(move |conn| store::resolve_conversation(conn, &lookup))
+            .await
+            .map_err(convert::status)?;
+        let was_running = self
+            .state
+            .live
+            .get(&row.id)
+            .is_some_and(|live| live.interrupt());
+        tracing::info!(session = %row.id, was_running, "interrupt requested");
+        Ok(Response::new(pb::InterruptSessionResponse { was_running }))
     }
 
     async fn branch(
@@ -282,7 +297,10 @@ impl pb::sessions_server::Sessions for SessionsService {
         &self,
         _request: Request<pb::RetrySessionRequest>,
     ) -> Result<Response<pb::RetrySessionResponse>, Status> {
-        Err(not_built("Sessions.Retry", AGENT_MISSING))
+        Err(not_built(
+            "Sessions.Retry",
+            "history operations (branch, undo, retry) are not built yet",
+        ))
     }
 
     async fn compress(
@@ -316,26 +334,31 @@ impl pb::sessions_server::Sessions for SessionsService {
     }
 }
 
-/// A failed turn as a status: configuration problems are preconditions, model failures name the
-/// session that holds the user's message.
+/// A turn that could not start, as a status.
 fn turn_status(e: TurnError) -> Status {
     match e {
         TurnError::Setup(e) => Status::failed_precondition(e.to_string()),
-        TurnError::Empty => Status::invalid_argument("a message is required"),
+        TurnError::Empty | TurnError::TooLarge(_) => Status::invalid_argument(e.to_string()),
         TurnError::Http(message) => Status::internal(message),
+        TurnError::Task(message) => Status::internal(message),
         TurnError::Store(e) => convert::status(e),
-        TurnError::Model { session_id, error } => {
-            let text = format!(
-                "the model failed ({}): {error} (your message is saved in session {session_id})",
-                error.class.as_str()
-            );
-            match error.class {
-                crate::llm::ErrorClass::BadRequest
-                | crate::llm::ErrorClass::ContextOverflow
-                | crate::llm::ErrorClass::PayloadTooLarge => Status::failed_precondition(text),
-                crate::llm::ErrorClass::Timeout => Status::deadline_exceeded(text),
-                _ => Status::unavailable(text),
-            }
-        }
+    }
+}
+
+/// A turn that failed, as a status naming the session that holds the user's message.
+fn failed_status(class: pb::ErrorClass, message: &str, hint: &str, session_id: &str) -> Status {
+    let text = format!(
+        "{message} — {hint} (your message is saved in session {session_id})"
+    );
+    match class {
+        pb::ErrorClass::BadRequest
+        | pb::ErrorClass::ContextOverflow
+        | pb::ErrorClass::PayloadTooLarge
+        | pb::ErrorClass::BudgetExhausted
+        | pb::ErrorClass::LoopDetected => Status::failed_precondition(text),
+        pb::ErrorClass::Timeout => Status::deadline_exceeded(text),
+        pb::ErrorClass::Auth => Status::unauthenticated(text),
+        pb::ErrorClass::Internal => Status::internal(text),
+        _ => Status::unavailable(text),
     }
 }

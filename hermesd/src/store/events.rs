@@ -47,6 +47,34 @@ pub fn append_event(
     Ok(seq)
 }
 
+/// Store an event whose seq the caller assigned (the live session numbers events, including
+/// deltas that are never stored); the session's `last_seq` moves up to it.
+pub fn put_event(
+    tx: &Transaction<'_>,
+    session_id: &str,
+    seq: i64,
+    turn_id: Option<&str>,
+    kind: &str,
+    payload: &[u8],
+) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO events (session_id, seq, turn_id, kind, payload, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![session_id, seq, turn_id, kind, payload, now_ms()],
+    )
+    .map_err(StoreError::sql("store event"))?;
+    let changed = tx
+        .execute(
+            "UPDATE sessions SET last_seq = max(last_seq, ?2) WHERE id = ?1",
+            params![session_id, seq],
+        )
+        .map_err(StoreError::sql("advance event seq"))?;
+    if changed == 0 {
+        return Err(StoreError::SessionNotFound(session_id.to_string()));
+    }
+    Ok(())
+}
+
 /// Events of a session with seq greater than `since_seq`, in order; `limit` 0 means all.
 pub fn events_after(
     conn: &Connection,

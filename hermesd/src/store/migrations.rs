@@ -75,6 +75,13 @@ const MIGRATIONS: &[&str] = &[
         INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
     END;
     "#,
+    // 2: dangerous-command patterns the user approved "always".
+    r#"
+    CREATE TABLE command_allowlist (
+        pattern_key TEXT PRIMARY KEY,
+        created_at  INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -5,6 +5,7 @@ mod error;
 mod events;
 mod messages;
 mod migrations;
+mod search;
 mod sessions;
 
 use std::{
@@ -18,7 +19,8 @@ use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags, Transaction};
 
 pub use error::StoreError;
-pub use events::{StoredEvent, append_event, events_after};
+pub use events::{StoredEvent, append_event, events_after, put_event};
+pub use search::{MessageHit, fts_query, search_messages};
 pub use messages::{MessageRow, NewMessage, append_message, list_messages};
 pub use sessions::{
     Lineage, ListFilter, NewSession, SessionRow, delete_conversation, get_session, insert_session,

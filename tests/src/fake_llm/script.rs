@@ -107,6 +107,7 @@ pub enum Reply {
     InvalidToolArguments { name: String },
     /// Answers a call of `tool` to every request carrying fewer than `until_results` tool
     /// results; the first request with enough gets `final_text` and moves the script on.
+    /// `{n}` in `arguments` becomes the call's number (1, 2, …), so the calls differ.
     Loop {
         tool: String,
         arguments: String,

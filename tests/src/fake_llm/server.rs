@@ -47,7 +47,9 @@ impl State {
                 until_results,
                 ..
             }) if api.count_tool_results(body) < *until_results => {
-                let call = ToolCall::new(tool, arguments).with_id(&format!("call_{seq}"));
+                let n = api.count_tool_results(body) + 1;
+                let arguments = arguments.replace("{n}", &n.to_string());
+                let call = ToolCall::new(tool, &arguments).with_id(&format!("call_{seq}"));
                 Reply::tool_calls(vec![call])
             }
             Some(_) => match script.replies.pop_front() {

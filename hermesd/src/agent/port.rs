@@ -1,0 +1,212 @@
+//! The turn as tools see it ([`TurnPort`]): progress output becomes events; approvals and
+//! questions go to the attached interactive clients and wait for the first answer, the timeout
+//! (a deny), or an interrupt.
+
+use std::{sync::Arc, time::Duration};
+
+use async_trait::async_trait;
+use hermes_proto::pb::{self, session_event::Kind};
+use tokio_util::sync::CancellationToken;
+
+use super::live::{Answer, LiveSession};
+use crate::{
+    ids,
+    store::{Store, StoreError},
+    tools::{ApprovalDecision, ApprovalRequest, TurnPort},
+};
+
+/// How dangerous commands are approved in this turn.
+#[derive(Debug, Clone)]
+pub struct ApprovalPolicy {
+    /// `approvals.mode: off` or `--yolo`: everything runs.
+    pub off: bool,
+    /// No answer within this is a deny.
+    pub timeout: Duration,
+    /// Pattern keys approved forever (config `command_allowlist` and "always" answers).
+    pub allowlist: Vec<String>,
+}
+
+pub struct LivePort {
+    pub live: Arc<LiveSession>,
+    pub turn_id: String,
+    pub store: Store,
+    pub policy: ApprovalPolicy,
+    pub cancel: CancellationToken,
+}
+
+enum Waited {
+    Answer(Answer),
+    TimedOut,
+    Interrupted,
+}
+
+impl LivePort {
+    async fn wait(&self, question_id: &str) -> Waited {
+        let answer = self.live.ask(question_id);
+        let waited = tokio::select! {
+            answer = answer => answer.map_or(Waited::Interrupted, Waited::Answer),
+            () = tokio::time::sleep(self.policy.timeout) => Waited::TimedOut,
+            () = self.cancel.cancelled() => Waited::Interrupted,
+        };
+        self.live.forget(question_id);
+        waited
+    }
+
+    async fn remember_always(&self, key: String) {
+        let result = self
+            .store
+            .write(move |tx| {
+                tx.execute(
+                    "INSERT OR IGNORE INTO command_allowlist (pattern_key, created_at) VALUES (?1, ?2)",
+                    rusqlite::params![key, chrono::Utc::now().timestamp_millis()],
+                )
+                .map_err(StoreError::sql("remember an approval"))?;
+                Ok(())
+            })
+            .await;
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "cannot store an 'always' approval");
+        }
+    }
+
+    fn emit(&self, kind: Kind) -> impl Future<Output = ()> + '_ {
+        async move {
+            if let Err(e) = self.live.emit_durable(&self.turn_id, kind).await {
+                tracing::warn!(error = %e, "cannot store an approval event");
+            }
+        }
+    }
+}
+
+/// The `pattern_key`s approved forever in this database.
+pub fn stored_allowlist(conn: &rusqlite::Connection) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached("SELECT pattern_key FROM command_allowlist")
+        .map_err(StoreError::sql("read the command allowlist"))?;
+    let keys = stmt
+        .query_map([], |row| row.get(0))
+        .map_err(StoreError::sql("read the command allowlist"))?
+        .collect::<Result<_, _>>()
+        .map_err(StoreError::sql("read the command allowlist"))?;
+    Ok(keys)
+}
+
+#[async_trait]
+impl TurnPort for LivePort {
+    fn tool_output(&self, call_id: &str, chunk: &str) {
+        self.live.emit_transient(
+            &self.turn_id,
+            Kind::ToolOutput(pb::ToolOutput {
+                call_id: call_id.to_string(),
+                chunk: chunk.to_string(),
+            }),
+        );
+    }
+
+    async fn approve(&self, request: ApprovalRequest) -> ApprovalDecision {
+        if self.policy.off {
+            return ApprovalDecision::Approved;
+        }
+        let session_ok = self
+            .live
+            .approved_keys
+            .lock()
+            .is_ok_and(|keys| keys.contains(&request.pattern_key));
+        if session_ok || self.policy.allowlist.contains(&request.pattern_key) {
+            return ApprovalDecision::Approved;
+        }
+        if self.live.interactive_clients() == 0 {
+            return ApprovalDecision::Denied(format!(
+                "BLOCKED: approval required ({}) but no interactive user is attached to approve it. \
+                 Do not retry; ask the user to run it, or to approve from `hermesctl chat`.",
+                request.reason
+            ));
+        }
+        let id = ids::short_id("appr");
+        self.emit(Kind::ApprovalRequested(pb::ApprovalRequested {
+            id: id.clone(),
+            command: request.command.clone(),
+            reason: request.reason.clone(),
+            choices: ["once", "session", "always", "deny"].map(String::from).to_vec(),
+        }))
+        .await;
+        self.live
+            .set_state(&self.turn_id, pb::SessionState::WaitingApproval);
+        let waited = self.wait(&id).await;
+        self.live.set_state(&self.turn_id, pb::SessionState::Running);
+        let (decision, by) = match &waited {
+            Waited::Answer(answer) => (answer.text.trim().to_lowercase(), answer.by.clone()),
+            Waited::TimedOut => ("deny".to_string(), "timeout".to_string()),
+            Waited::Interrupted => ("deny".to_string(), "interrupt".to_string()),
+        };
+        self.emit(Kind::ApprovalResolved(pb::ApprovalResolved {
+            id,
+            decision: decision.clone(),
+            by,
+        }))
+        .await;
+        match decision.as_str() {
+            "once" | "yes" | "y" | "approve" => ApprovalDecision::Approved,
+            "session" => {
+                if let Ok(mut keys) = self.live.approved_keys.lock() {
+                    keys.insert(request.pattern_key);
+                }
+                ApprovalDecision::Approved
+            }
+            "always" => {
+                self.remember_always(request.pattern_key).await;
+                ApprovalDecision::Approved
+            }
+            _ => {
+                let reason = match waited {
+                    Waited::TimedOut => format!(
+                        "timed out: nobody answered within {} s",
+                        self.policy.timeout.as_secs()
+                    ),
+                    Waited::Interrupted => "interrupted".to_string(),
+                    Waited::Answer(_) => "denied by user".to_string(),
+                };
+                ApprovalDecision::Denied(format!(
+                    "BLOCKED: Action {reason}. The user has NOT consented to this action. Do NOT \
+                     retry it, do NOT rephrase it, and do NOT attempt the same outcome another way."
+                ))
+            }
+        }
+    }
+
+    async fn clarify(&self, question: &str, choices: &[String]) -> Result<String, String> {
+        if self.live.interactive_clients() == 0 {
+            return Err(
+                "Clarify is not available: no user is attached to answer. Decide yourself and say so."
+                    .into(),
+            );
+        }
+        let id = ids::short_id("ask");
+        self.emit(Kind::ClarifyRequested(pb::ClarifyRequested {
+            id: id.clone(),
+            question: question.to_string(),
+            choices: choices.to_vec(),
+        }))
+        .await;
+        self.live
+            .set_state(&self.turn_id, pb::SessionState::WaitingClarify);
+        let waited = self.wait(&id).await;
+        self.live.set_state(&self.turn_id, pb::SessionState::Running);
+        match waited {
+            Waited::Answer(answer) => {
+                self.emit(Kind::ClarifyAnswered(pb::ClarifyAnswered {
+                    id,
+                    answer: answer.text.clone(),
+                    by: answer.by,
+                }))
+                .await;
+                Ok(answer.text)
+            }
+            Waited::TimedOut => Err(format!(
+                "the user did not answer within {} s; decide yourself and say so",
+                self.policy.timeout.as_secs()
+            )),
+            Waited::Interrupted => Err("interrupted by the user".into()),
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! Running turns of a session: resolve or create the session, load it live, and run the turn as
+//! its own task — a client that goes away never cancels it — one turn at a time per session.
+
+use std::{path::PathBuf, sync::Arc};
+
+use tokio::task::JoinHandle;
+
+use super::{
+    live::LiveSession,
+    port::{self, ApprovalPolicy, LivePort},
+    prompt::{self, PromptInputs},
+    settings::TurnSettings,
+    turn::{Turn, TurnOutcome},
+};
+use crate::{
+    ids,
+    llm::{self, Chain},
+    state::DaemonState,
+    store::{self, Lineage, NewSession, SessionRow, StoreError},
+    tools::{ToolSettings, ToolsetSelection},
+};
+
+/// Largest user message accepted, in bytes.
+pub const MAX_INPUT_BYTES: usize = 1_000_000;
+
+/// Why a turn could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    #[error("{0}")]
+    Setup(#[from] llm::SettingsError),
+    #[error("{0}")]
+    Http(String),
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    #[error("a message is required")]
+    Empty,
+    #[error("the message is {0} bytes; the limit is {MAX_INPUT_BYTES}")]
+    TooLarge(usize),
+    #[error("the turn task failed: {0}")]
+    Task(String),
+}
+
+/// A turn to run.
+#[derive(Debug, Clone)]
+pub struct TurnInput {
+    pub text: String,
+    /// Name of the client that sent it.
+    pub source_client: String,
+    /// Approve every dangerous command (`--yolo`).
+    pub yolo: bool,
+}
+
+/// Where a turn goes: an existing conversation, or a new session with this cwd and source.
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    pub session_id: Option<String>,
+    pub cwd: String,
+    pub source: String,
+}
+
+/// Check the input, build the provider chain, and resolve (or create) the session.
+pub async fn prepare(
+    state: &Arc<DaemonState>,
+    target: Target,
+    text: &str,
+) -> Result<(SessionRow, Chain), TurnError> {
+    if text.trim().is_empty() {
+        return Err(TurnError::Empty);
+    }
+    if text.len() > MAX_INPUT_BYTES {
+        return Err(TurnError::TooLarge(text.len()));
+    }
+    let config = state.config();
+    let client = state.http_client().await.map_err(TurnError::Http)?;
+    let chain = llm::chain_from_config(&config.tree, &config.env, client).await?;
+    let model = chain
+        .endpoints
+        .first()
+        .map(llm::Endpoint::label)
+        .unwrap_or_default();
+    let row = state
+        .store
+        .write(move |tx| match &target.session_id {
+            Some(id) => store::resolve_conversation(tx, id),
+            None => store::insert_session(
+                tx,
+                &NewSession {
+                    source: target.source.clone(),
+                    title: None,
+                    model,
+                    cwd: target.cwd.clone(),
+                    parent_session_id: None,
+                    lineage: Lineage::Root,
+                },
+            ),
+        })
+        .await?;
+    Ok((row, chain))
+}
+
+/// Start a turn as its own task; it waits for the session's previous turn first.
+pub fn spawn_turn(
+    state: &Arc<DaemonState>,
+    session: SessionRow,
+    chain: Chain,
+    input: TurnInput,
+) -> JoinHandle<Result<TurnOutcome, TurnError>> {
+    let state = Arc::clone(state);
+    let live = state
+        .live
+        .load(&session.id, session.last_seq as u64, &state.store);
+    tokio::spawn(async move {
+        let result = {
+            let _turn = live.turn_lock.lock().await;
+            run(&state, &live, &session.id, chain, &input).await
+        };
+        let id = live.id.clone();
+        drop(live);
+        state.live.release(&id);
+        result
+    })
+}
+
+/// Run one turn and wait for it (the `Send` RPC and `hermesctl send` without a terminal).
+pub async fn send(
+    state: &Arc<DaemonState>,
+    target: Target,
+    input: TurnInput,
+) -> Result<TurnOutcome, TurnError> {
+    let (session, chain) = prepare(state, target, &input.text).await?;
+    spawn_turn(state, session, chain, input)
+        .await
+        .map_err(|e| TurnError::Task(e.to_string()))?
+}
+
+fn session_cwd(session: &SessionRow, settings: &TurnSettings) -> PathBuf {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let expand = |p: &str| match (p.strip_prefix('~'), &home) {
+        (Some(rest), Some(home)) => home.join(rest.trim_start_matches('/')),
+        _ => PathBuf::from(p),
+    };
+    [session.cwd.as_str(), settings.default_cwd.as_str()]
+        .iter()
+        .filter(|p| !p.is_empty() && **p != ".")
+        .map(|p| expand(p))
+        .find(|p| p.is_absolute() && p.is_dir())
+        .or(home)
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// Tools a session's source may not have: nobody can answer `clarify` in a cron run.
+fn excluded_tools(source: &str) -> &'static [&'static str] {
+    match source {
+        "cron" => &["clarify"],
+        _ => &[],
+    }
+}
+
+async fn run(
+    state: &Arc<DaemonState>,
+    live: &Arc<LiveSession>,
+    session_id: &str,
+    chain: Chain,
+    input: &TurnInput,
+) -> Result<TurnOutcome, TurnError> {
+    let config = state.config();
+    let settings = TurnSettings::from_config(&config.tree);
+    let id = session_id.to_string();
+    let session = state
+        .store
+        .read(move |conn| store::resolve_conversation(conn, &id))
+        .await?;
+    let toolbox = state.registry.toolbox(
+        &ToolsetSelection::from_config(&config.tree),
+        &state.tool_services,
+        excluded_tools(&session.source),
+    );
+    let cwd = session_cwd(&session, &settings);
+    let model = chain
+        .endpoints
+        .first()
+        .map(llm::Endpoint::label)
+        .unwrap_or_default();
+    let system = system_prompt(state, &session, &toolbox.names(), &settings, &model, &cwd).await?;
+    let mut allowlist = settings.allowlist.clone();
+    allowlist.extend(state.store.read(port::stored_allowlist).await?);
+    let turn_id = ids::short_id("turn");
+    let cancel = live.begin_turn();
+    live.set_state(&turn_id, hermes_proto::pb::SessionState::Running);
+    let port = Arc::new(LivePort {
+        live: Arc::clone(live),
+        turn_id: turn_id.clone(),
+        store: state.store.clone(),
+        policy: ApprovalPolicy {
+            off: settings.approvals_off || input.yolo,
+            timeout: settings.approval_timeout,
+            allowlist,
+        },
+        cancel: cancel.clone(),
+    });
+    let tool_settings = Arc::new(ToolSettings {
+        terminal_timeout: settings.terminal_timeout,
+        spill_dir: state.home.dir.join("cache").join("tool-results").join(&session.id),
+    });
+    let turn = Turn {
+        state: Arc::clone(state),
+        live: Arc::clone(live),
+        session_id: session.id.clone(),
+        turn_id: turn_id.clone(),
+        cancel,
+        chain,
+        toolbox,
+        settings,
+        system,
+        cwd,
+        port,
+        tool_settings,
+    };
+    let outcome = turn.drive(&input.text, &input.source_client).await;
+    live.end_turn();
+    live.set_state(&turn_id, hermes_proto::pb::SessionState::Idle);
+    Ok(outcome?)
+}
+
+/// The session's stored system prompt, built and stored on its first turn.
+async fn system_prompt(
+    state: &Arc<DaemonState>,
+    session: &SessionRow,
+    tools: &[&'static str],
+    settings: &TurnSettings,
+    model: &str,
+    cwd: &std::path::Path,
+) -> Result<String, TurnError> {
+    let id = session.id.clone();
+    if let Some(stored) = state
+        .store
+        .read(move |conn| store::system_prompt(conn, &id))
+        .await?
+    {
+        return Ok(stored);
+    }
+    let home = state.home.dir.clone();
+    let cwd = cwd.to_path_buf();
+    let tools: Vec<&'static str> = tools.to_vec();
+    let system_message = settings.system_message.clone();
+    let enforcement = settings.enforcement.clone();
+    let model = model.to_string();
+    let platform = session.source.clone();
+    let started = chrono::Local::now().format("%A, %B %d, %Y %H:%M").to_string();
+    let built = tokio::task::spawn_blocking(move || {
+        prompt::build(&PromptInputs {
+            home: &home,
+            cwd: &cwd,
+            tools: &tools,
+            system_message: system_message.as_deref(),
+            enforcement,
+            memory: None,
+            skills: None,
+            model: &model,
+            platform: &platform,
+            started: &started,
+        })
+    })
+    .await
+    .map_err(|e| TurnError::Task(e.to_string()))?;
+    let id = session.id.clone();
+    let prompt = built.clone();
+    state
+        .store
+        .write(move |tx| store::set_system_prompt(tx, &id, &prompt))
+        .await?;
+    Ok(built)
+}

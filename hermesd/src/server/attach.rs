@@ -1,0 +1,242 @@
+//! `Sessions.Attach`: the first frame is `Hello`; stored events after `since_seq` are replayed,
+//! then live ones follow with no gap and no duplicate (live events are subscribed before the
+//! replay is read, and those already replayed are skipped by seq). Frames the client sends —
+//! input, interrupt, answers — act on the live session. Detaching never cancels a turn.
+
+use std::{pin::Pin, sync::Arc, time::Duration};
+
+use hermes_proto::pb::{self, client_frame, session_event::Kind};
+use prost::Message;
+use tokio::sync::{broadcast::error::RecvError, mpsc};
+use tokio_stream::{Stream, wrappers::ReceiverStream};
+use tonic::{Status, Streaming};
+
+use super::convert;
+use crate::{
+    agent::{self, Answer, LiveSession},
+    state::DaemonState,
+    store,
+};
+
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<pb::SessionEvent, Status>> + Send>>;
+
+/// How long a client has to send `Hello`.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+/// Events queued for one client before its stream applies backpressure on replay.
+const CLIENT_QUEUE: usize = 256;
+
+/// Keeps a live session loaded while an attach uses it; releases it when the last user goes.
+struct Lease {
+    state: Arc<DaemonState>,
+    live: Option<Arc<LiveSession>>,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if let Some(live) = self.live.take() {
+            let id = live.id.clone();
+            drop(live);
+            self.state.live.release(&id);
+        }
+    }
+}
+
+impl Lease {
+    fn live(&self) -> Option<&Arc<LiveSession>> {
+        self.live.as_ref()
+    }
+}
+
+pub async fn attach(
+    state: Arc<DaemonState>,
+    mut inbound: Streaming<pb::ClientFrame>,
+) -> Result<EventStream, Status> {
+    let first = tokio::time::timeout(HELLO_TIMEOUT, inbound.message())
+        .await
+        .map_err(|_| Status::deadline_exceeded("no Hello within 10 s"))??;
+    let Some(pb::ClientFrame {
+        kind: Some(client_frame::Kind::Hello(hello)),
+    }) = first
+    else {
+        return Err(Status::invalid_argument("the first frame must be Hello"));
+    };
+    let id = hello.session_id.trim().to_string();
+    if id.is_empty() {
+        return Err(Status::invalid_argument("Hello needs a session id (create one first)"));
+    }
+    let row = state
+        .store
+        .read(move |conn| store::resolve_conversation(conn, &id))
+        .await
+        .map_err(convert::status)?;
+    let live = state.live.load(&row.id, row.last_seq.max(0) as u64, &state.store);
+    let live_events = live.subscribe();
+    let lease = Arc::new(Lease {
+        state: Arc::clone(&state),
+        live: Some(live),
+    });
+    let (out, stream) = mpsc::channel(CLIENT_QUEUE);
+    tokio::spawn(forward(
+        Arc::clone(&state),
+        Arc::clone(&lease),
+        row.id.clone(),
+        hello.since_seq,
+        live_events,
+        out,
+    ));
+    let client = Some(hello.client_name)
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| "client".into());
+    tokio::spawn(read_frames(state, lease, inbound, hello.read_only, client));
+    Ok(Box::pin(ReceiverStream::new(stream)))
+}
+
+/// Replay stored events after `since_seq`, then live ones.
+async fn forward(
+    state: Arc<DaemonState>,
+    lease: Arc<Lease>,
+    session_id: String,
+    since_seq: u64,
+    mut live_events: tokio::sync::broadcast::Receiver<Arc<pb::SessionEvent>>,
+    out: mpsc::Sender<Result<pb::SessionEvent, Status>>,
+) {
+    let _lease = lease;
+    let id = session_id.clone();
+    let stored = state
+        .store
+        .read(move |conn| store::events_after(conn, &id, since_seq as i64, 0))
+        .await;
+    let mut last_sent = since_seq;
+    match stored {
+        Ok(events) => {
+            for stored in events {
+                let Ok(event) = pb::SessionEvent::decode(stored.payload.as_slice()) else {
+                    tracing::warn!(session = %session_id, seq = stored.seq, "undecodable stored event");
+                    continue;
+                };
+                last_sent = event.seq;
+                if out.send(Ok(event)).await.is_err() {
+                    return;
+                }
+            }
+        }
+        Err(e) => {
+            let _ = out.send(Err(convert::status(e))).await;
+            return;
+        }
+    }
+    let done = pb::SessionEvent {
+        session_id: session_id.clone(),
+        seq: last_sent,
+        kind: Some(Kind::ReplayDone(pb::ReplayDone {
+            last_seq: last_sent,
+        })),
+        ..pb::SessionEvent::default()
+    };
+    if out.send(Ok(done)).await.is_err() {
+        return;
+    }
+    loop {
+        match live_events.recv().await {
+            Ok(event) if event.seq <= last_sent => {}
+            Ok(event) => {
+                last_sent = event.seq;
+                if out.send(Ok((*event).clone())).await.is_err() {
+                    return;
+                }
+            }
+            Err(RecvError::Lagged(_)) => {
+                let lagged = pb::SessionEvent {
+                    session_id: session_id.clone(),
+                    seq: last_sent,
+                    kind: Some(Kind::Lagged(pb::Lagged {
+                        last_delivered_seq: last_sent,
+                    })),
+                    ..pb::SessionEvent::default()
+                };
+                let _ = out.send(Ok(lagged)).await;
+                return;
+            }
+            Err(RecvError::Closed) => return,
+        }
+    }
+}
+
+/// Act on what the client sends until it detaches or goes away.
+async fn read_frames(
+    state: Arc<DaemonState>,
+    lease: Arc<Lease>,
+    mut inbound: Streaming<pb::ClientFrame>,
+    read_only: bool,
+    client: String,
+) {
+    let Some(live) = lease.live().cloned() else {
+        return;
+    };
+    let _interactive = (!read_only).then(|| live.interactive_guard());
+    while let Ok(Some(frame)) = inbound.message().await {
+        let Some(kind) = frame.kind else { continue };
+        if read_only && !matches!(kind, client_frame::Kind::Detach(_)) {
+            notice(&live, "read_only", "this client attached read-only; input ignored");
+            continue;
+        }
+        match kind {
+            client_frame::Kind::Detach(_) => break,
+            client_frame::Kind::Hello(_) => {}
+            client_frame::Kind::UserInput(input) => {
+                start_turn(&state, &live, input.text, input.yolo, &client).await;
+            }
+            client_frame::Kind::Interrupt(_) => {
+                live.interrupt();
+            }
+            client_frame::Kind::ApprovalResponse(answer) => {
+                let by = client.clone();
+                if !live.answer(&answer.id, Answer { text: answer.decision, by }) {
+                    notice(&live, "stale_answer", "that approval is no longer waiting");
+                }
+            }
+            client_frame::Kind::ClarifyResponse(answer) => {
+                let by = client.clone();
+                if !live.answer(&answer.id, Answer { text: answer.answer, by }) {
+                    notice(&live, "stale_answer", "that question is no longer waiting");
+                }
+            }
+        }
+    }
+    drop(live);
+}
+
+fn notice(live: &LiveSession, kind: &str, text: &str) {
+    live.emit_transient(
+        "",
+        Kind::Notice(pb::Notice {
+            kind: kind.into(),
+            text: text.into(),
+        }),
+    );
+}
+
+async fn start_turn(
+    state: &Arc<DaemonState>,
+    live: &Arc<LiveSession>,
+    text: String,
+    yolo: bool,
+    client: &str,
+) {
+    let target = agent::Target {
+        session_id: Some(live.id.clone()),
+        ..agent::Target::default()
+    };
+    match agent::prepare(state, target, &text).await {
+        Ok((session, chain)) => {
+            let input = agent::TurnInput {
+                text,
+                source_client: client.to_string(),
+                yolo,
+            };
+            // The turn runs on its own; its events reach every attached client.
+            drop(agent::spawn_turn(state, session, chain, input));
+        }
+        Err(e) => notice(live, "input_rejected", &e.to_string()),
+    }
+}

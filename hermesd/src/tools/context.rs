@@ -1,0 +1,109 @@
+//! What a tool call runs with: the session, its working directory, cancellation, the turn it
+//! belongs to (output, approvals, questions) and the daemon services tools share.
+
+use std::{collections::HashMap, path::PathBuf, sync::Arc, time::Duration};
+
+use async_trait::async_trait;
+use tokio_util::sync::CancellationToken;
+
+use crate::store::Store;
+
+/// A dangerous action waiting for the user's word.
+#[derive(Debug, Clone)]
+pub struct ApprovalRequest {
+    /// What will run, as the user should see it.
+    pub command: String,
+    /// Stable key of the rule that matched ("approve for the session" remembers it).
+    pub pattern_key: String,
+    /// Why it is dangerous.
+    pub reason: String,
+}
+
+/// The answer to an [`ApprovalRequest`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ApprovalDecision {
+    Approved,
+    /// Denied, with the reason the model is told.
+    Denied(String),
+}
+
+/// The turn a tool call belongs to, as the tool sees it.
+#[async_trait]
+pub trait TurnPort: Send + Sync {
+    /// Progress output of a long-running call (becomes a `ToolOutput` event).
+    fn tool_output(&self, call_id: &str, chunk: &str);
+    /// Ask the user to approve a dangerous action; waits for the answer or the timeout.
+    async fn approve(&self, request: ApprovalRequest) -> ApprovalDecision;
+    /// Ask the user a question; `Err` says why no answer can come (no client, timeout).
+    async fn clarify(&self, question: &str, choices: &[String]) -> Result<String, String>;
+}
+
+/// Settings tools read, taken from the configuration when the turn starts.
+#[derive(Debug, Clone)]
+pub struct ToolSettings {
+    /// Default foreground timeout of `terminal`.
+    pub terminal_timeout: Duration,
+    /// Where results too large for the model are written.
+    pub spill_dir: PathBuf,
+}
+
+/// One todo item of a session's task list.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TodoItem {
+    pub id: String,
+    pub content: String,
+    pub status: String,
+}
+
+/// Daemon-wide services shared by every tool call.
+pub struct ToolServices {
+    pub store: Store,
+    /// Per-session task lists of the `todo` tool (kept while the daemon runs, as in Hermes).
+    pub todos: std::sync::Mutex<HashMap<String, Vec<TodoItem>>>,
+}
+
+impl std::fmt::Debug for ToolServices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolServices").finish_non_exhaustive()
+    }
+}
+
+impl ToolServices {
+    pub fn new(store: Store) -> Self {
+        Self {
+            store,
+            todos: std::sync::Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+/// Everything one call gets.
+#[derive(Clone)]
+pub struct ToolContext {
+    pub session_id: String,
+    pub call_id: String,
+    /// The session's working directory; relative paths resolve against it.
+    pub cwd: PathBuf,
+    /// Cancelled when the turn is interrupted.
+    pub cancel: CancellationToken,
+    pub turn: Arc<dyn TurnPort>,
+    pub services: Arc<ToolServices>,
+    pub settings: Arc<ToolSettings>,
+}
+
+impl ToolContext {
+    /// A path argument resolved against the session's cwd, with `~` expanded.
+    pub fn resolve_path(&self, path: &str) -> PathBuf {
+        let expanded = match path.strip_prefix("~") {
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => std::env::var_os("HOME")
+                .map(|home| PathBuf::from(home).join(rest.trim_start_matches('/')))
+                .unwrap_or_else(|| PathBuf::from(path)),
+            _ => PathBuf::from(path),
+        };
+        if expanded.is_absolute() {
+            expanded
+        } else {
+            self.cwd.join(expanded)
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! File tools for the agent: `read_file`, `write_file` and `search_files`.
+//!
+//! Each tool is a blocking function that returns the tool's result JSON; the
+//! daemon runs them through `spawn_blocking`. Path policy (credential deny
+//! lists, secret redaction, repeat-call tracking) lives outside this module.
+
+mod guards;
+mod lines;
+pub mod read;
+pub mod schema;
+pub mod search;
+mod search_content;
+mod search_names;
+mod suggest;
+pub mod write;
+
+pub use read::read_file;
+pub use schema::{read_file_schema, search_files_schema, write_file_schema};
+pub use search::{OutputMode, SearchRequest, SearchTarget, search_files};
+pub use write::write_file;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,89 @@
+//! Tools the model can call: the `Tool` trait, the context a call runs in, the registry and
+//! toolsets, argument coercion, result spilling, and the rules for running calls in parallel.
+
+mod clarify;
+mod coerce;
+mod context;
+mod file_tools;
+pub mod files;
+mod parallel;
+mod registry;
+mod session_search;
+mod spill;
+mod todo;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+pub use context::{
+    ApprovalDecision, ApprovalRequest, ToolContext, ToolServices, ToolSettings, TurnPort,
+};
+pub use parallel::{Concurrency, MAX_PARALLEL, plan_batch};
+pub use registry::{Registry, Toolbox, ToolOutcome, ToolsetSelection};
+
+/// Why a tool call failed; the text goes back to the model as `{"error": …}`.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments are wrong: missing, of the wrong type, or out of range.
+    #[error("{0}")]
+    Arguments(String),
+    /// The call ran and failed.
+    #[error("{0}")]
+    Failed(String),
+    /// The turn was interrupted while the tool ran.
+    #[error("interrupted by the user")]
+    Interrupted,
+}
+
+/// One tool. Implementations are stateless; per-session state lives in [`ToolServices`].
+#[async_trait]
+pub trait Tool: Send + Sync {
+    /// The name the model calls (Hermes' names: `terminal`, `read_file`, …).
+    fn name(&self) -> &'static str;
+    /// The toolset that enables it (`terminal`, `file`, `todo`, …).
+    fn toolset(&self) -> &'static str;
+    /// The OpenAI function object: `{name, description, parameters}`.
+    fn schema(&self) -> Value;
+    /// Whether this call may run beside others (see [`plan_batch`]).
+    fn concurrency(&self, _args: &Value) -> Concurrency {
+        Concurrency::Sequential
+    }
+    /// Results longer than this many characters are spilled to a file; `None` never spills.
+    fn max_result_chars(&self) -> Option<usize> {
+        Some(100_000)
+    }
+    /// Polling calls (waiting on a process) repeat by design and never trip the loop guard.
+    fn is_polling(&self, _args: &Value) -> bool {
+        false
+    }
+    /// Whether the tool can work here (a program or key it needs is present).
+    fn available(&self, _services: &ToolServices) -> bool {
+        true
+    }
+    /// Run the call. A result object with an `error` key counts as a failure the model sees.
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError>;
+}
+
+/// The string argument `key`, or an error naming it.
+pub fn required_str<'a>(args: &'a Value, key: &str) -> Result<&'a str, ToolError> {
+    args.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError::Arguments(format!("`{key}` is required and must be a string")))
+}
+
+/// An optional string argument.
+pub fn optional_str<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
+    args.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+/// The builtin tools of this daemon, in registry order.
+pub fn builtin_tools() -> Vec<std::sync::Arc<dyn Tool>> {
+    vec![
+        std::sync::Arc::new(file_tools::ReadFileTool),
+        std::sync::Arc::new(file_tools::WriteFileTool),
+        std::sync::Arc::new(file_tools::SearchFilesTool),
+        std::sync::Arc::new(todo::TodoTool),
+        std::sync::Arc::new(clarify::ClarifyTool),
+        std::sync::Arc::new(session_search::SessionSearchTool),
+    ]
+}

@@ -1,0 +1,281 @@
+//! The registry of every tool the daemon has, the toolsets that enable them, and dispatch: one
+//! path from a model's tool call to a JSON result, where every failure becomes `{"error": …}`.
+
+use std::{sync::Arc, time::Instant};
+
+use serde_json::{Value, json};
+
+use super::{Concurrency, Tool, ToolContext, ToolError, ToolServices, coerce, spill};
+use crate::llm::{ToolCall, ToolSchema};
+
+/// Composite toolset names that mean "every core tool" (Hermes' `hermes-cli`, `hermes-telegram`, …).
+fn is_everything(name: &str) -> bool {
+    name == "all" || name == "*" || name.starts_with("hermes-")
+}
+
+/// Which toolsets a session gets: config `toolsets` minus `agent.disabled_toolsets`.
+#[derive(Debug, Clone, Default)]
+pub struct ToolsetSelection {
+    pub enabled: Vec<String>,
+    pub disabled: Vec<String>,
+}
+
+impl ToolsetSelection {
+    /// Read `toolsets` and `agent.disabled_toolsets` from the config tree.
+    pub fn from_config(tree: &serde_yaml::Value) -> Self {
+        let strings = |v: Option<&serde_yaml::Value>| -> Vec<String> {
+            match v {
+                Some(serde_yaml::Value::Sequence(items)) => items
+                    .iter()
+                    .filter_map(|i| i.as_str().map(|s| s.trim().to_string()))
+                    .filter(|s| !s.is_empty())
+                    .collect(),
+                Some(serde_yaml::Value::String(s)) => s
+                    .split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect(),
+                _ => Vec::new(),
+            }
+        };
+        Self {
+            enabled: strings(tree.get("toolsets")),
+            disabled: strings(tree.get("agent").and_then(|a| a.get("disabled_toolsets"))),
+        }
+    }
+
+    fn allows(&self, toolset: &str) -> bool {
+        if self.disabled.iter().any(|d| d == toolset) {
+            return false;
+        }
+        self.enabled.is_empty()
+            || self
+                .enabled
+                .iter()
+                .any(|e| e == toolset || is_everything(e))
+    }
+}
+
+/// Every tool this daemon knows.
+pub struct Registry {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.tools.iter().map(|t| t.name()))
+            .finish()
+    }
+}
+
+impl Registry {
+    pub fn new(tools: Vec<Arc<dyn Tool>>) -> Self {
+        Self { tools }
+    }
+
+    /// The builtin tools.
+    pub fn builtin() -> Self {
+        Self::new(super::builtin_tools())
+    }
+
+    /// The tools a session may use: enabled by its toolsets and available here, minus `exclude`
+    /// (tools a context forbids, e.g. `clarify` in cron runs).
+    pub fn toolbox(
+        &self,
+        selection: &ToolsetSelection,
+        services: &ToolServices,
+        exclude: &[&str],
+    ) -> Toolbox {
+        let mut tools: Vec<Arc<dyn Tool>> = self
+            .tools
+            .iter()
+            .filter(|t| selection.allows(t.toolset()))
+            .filter(|t| !exclude.contains(&t.name()))
+            .filter(|t| t.available(services))
+            .cloned()
+            .collect();
+        tools.sort_by_key(|t| t.name());
+        let schemas = tools.iter().map(|t| to_schema(t.as_ref())).collect();
+        Toolbox {
+            tools,
+            schemas: Arc::new(schemas),
+        }
+    }
+}
+
+fn to_schema(tool: &dyn Tool) -> ToolSchema {
+    let schema = tool.schema();
+    ToolSchema {
+        name: tool.name().to_string(),
+        description: schema
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        parameters: schema
+            .get("parameters")
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
+    }
+}
+
+/// The result of one dispatched call, ready to become a `tool` message.
+#[derive(Debug, Clone)]
+pub struct ToolOutcome {
+    /// JSON text the model reads.
+    pub content: String,
+    pub ok: bool,
+    /// One line for progress displays.
+    pub summary: String,
+    pub duration_ms: u64,
+}
+
+/// The tools of one session, with their schemas in request order.
+#[derive(Clone)]
+pub struct Toolbox {
+    tools: Vec<Arc<dyn Tool>>,
+    schemas: Arc<Vec<ToolSchema>>,
+}
+
+impl std::fmt::Debug for Toolbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+impl Toolbox {
+    pub fn schemas(&self) -> &[ToolSchema] {
+        &self.schemas
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools.iter().map(|t| t.name()).collect()
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name)
+    }
+
+    /// How `call` may share time with the rest of its batch; unknown tools and bad arguments
+    /// run alone.
+    pub fn concurrency(&self, call: &ToolCall, ctx_cwd: &std::path::Path) -> Concurrency {
+        let (Some(tool), Ok(args)) = (self.get(&call.name), call.parsed_arguments()) else {
+            return Concurrency::Sequential;
+        };
+        if !args.is_object() {
+            return Concurrency::Sequential;
+        }
+        match tool.concurrency(&args) {
+            Concurrency::PathScoped(paths) => Concurrency::PathScoped(
+                paths
+                    .iter()
+                    .map(|p| super::parallel::normalize(&ctx_cwd.join(p)))
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+
+    /// Whether the loop guard should ignore repeats of this call.
+    pub fn is_polling(&self, call: &ToolCall) -> bool {
+        match (self.get(&call.name), call.parsed_arguments()) {
+            (Some(tool), Ok(args)) => tool.is_polling(&args),
+            _ => false,
+        }
+    }
+
+    /// Run one call. Never fails: every problem is a JSON error for the model.
+    pub async fn dispatch(&self, call: &ToolCall, ctx: &ToolContext) -> ToolOutcome {
+        let started = Instant::now();
+        let result = self.run(call, ctx).await;
+        let (value, ok) = match result {
+            Ok(value) => {
+                let ok = !is_error_result(&value);
+                (value, ok)
+            }
+            Err(e) => (json!({ "error": e.to_string() }), false),
+        };
+        let summary = summarize(&value, ok);
+        let text = match value {
+            Value::String(s) => s,
+            other => other.to_string(),
+        };
+        let limit = self
+            .get(&call.name)
+            .and_then(|t| t.max_result_chars())
+            .unwrap_or(usize::MAX);
+        let content = spill::spill_if_large(text, limit, &ctx.settings.spill_dir, &call.id);
+        ToolOutcome {
+            content,
+            ok,
+            summary,
+            duration_ms: started.elapsed().as_millis() as u64,
+        }
+    }
+
+    async fn run(&self, call: &ToolCall, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let Some(tool) = self.get(&call.name) else {
+            return Err(ToolError::Arguments(format!(
+                "Unknown tool: {}. Available tools: {}",
+                call.name,
+                self.names().join(", ")
+            )));
+        };
+        let mut args = call.parsed_arguments().map_err(ToolError::Arguments)?;
+        if !args.is_object() {
+            return Err(ToolError::Arguments(format!(
+                "the arguments of `{}` must be a JSON object",
+                call.name
+            )));
+        }
+        if let Some(parameters) = tool.schema().get("parameters") {
+            coerce::coerce_arguments(&mut args, parameters);
+        }
+        let call_future = tool.call(args, ctx);
+        tokio::select! {
+            result = call_future => result,
+            () = ctx.cancel.cancelled() => Err(ToolError::Interrupted),
+        }
+    }
+}
+
+/// A result object that reports an error (`error` set, or `success: false`).
+fn is_error_result(value: &Value) -> bool {
+    let error_set = value
+        .get("error")
+        .is_some_and(|e| !e.is_null() && e.as_str() != Some(""));
+    let failed = value.get("success") == Some(&Value::Bool(false));
+    error_set || failed
+}
+
+fn summarize(value: &Value, ok: bool) -> String {
+    let text = if ok {
+        match value {
+            Value::String(s) => s.clone(),
+            Value::Object(map) => map
+                .get("summary")
+                .or_else(|| map.get("output"))
+                .or_else(|| map.get("content"))
+                .and_then(Value::as_str)
+                .map_or_else(|| "ok".to_string(), str::to_string),
+            _ => "ok".to_string(),
+        }
+    } else {
+        value
+            .get("error")
+            .and_then(Value::as_str)
+            .unwrap_or("failed")
+            .to_string()
+    };
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let mut short: String = line.chars().take(120).collect();
+    if line.chars().count() > 120 {
+        short.push('…');
+    }
+    short
+}
