@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod exec;
 pub mod guard;
 pub mod ids;
 pub mod llm;
@@ -34,5 +35,13 @@ pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), Serv
         home = %state.home.dir.display(),
         "hermesd ready"
     );
-    serving.await
+    // The login environment for `terminal` is captured once per start, off the start-up path.
+    let services = Arc::clone(&state.tool_services);
+    tokio::spawn(async move { services.refresh_login_env().await });
+    let served = serving.await;
+    let killed = state.tool_services.processes.kill_all().await;
+    if killed > 0 {
+        tracing::info!(killed, "background processes stopped");
+    }
+    served
 }

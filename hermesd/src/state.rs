@@ -105,6 +105,10 @@ impl DaemonState {
             Ok(mut guard) => *guard = Arc::new(config),
             Err(poisoned) => *poisoned.into_inner() = Arc::new(config),
         }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let services = Arc::clone(&self.tool_services);
+            runtime.spawn(async move { services.refresh_login_env().await });
+        }
         tracing::info!("configuration reloaded");
         Ok(notices)
     }

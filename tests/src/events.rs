@@ -39,7 +39,12 @@ pub struct Attached {
 
 impl Attached {
     /// Attach to `session_id` after `since_seq`; `read_only` clients cannot answer.
-    pub async fn open(socket: &std::path::Path, session_id: &str, since_seq: u64, read_only: bool) -> Self {
+    pub async fn open(
+        socket: &std::path::Path,
+        session_id: &str,
+        since_seq: u64,
+        read_only: bool,
+    ) -> Self {
         let channel = hermes_proto::client::connect(socket).await.unwrap();
         let (frames, outbound) = mpsc::channel(16);
         frames

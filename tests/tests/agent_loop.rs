@@ -43,7 +43,14 @@ async fn a_tool_call_then_an_answer() {
     std::fs::write(work.path().join("notes.txt"), "hello from the file\n").unwrap();
 
     let out = home
-        .ctl_async(&["send", "--json", "--cwd", work.path().to_str().unwrap(), "read", "it"])
+        .ctl_async(&[
+            "send",
+            "--json",
+            "--cwd",
+            work.path().to_str().unwrap(),
+            "read",
+            "it",
+        ])
         .await
         .json();
     assert_eq!(out["answer"], "The note says hello.");
@@ -57,7 +64,14 @@ async fn a_tool_call_then_an_answer() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    for name in ["read_file", "write_file", "search_files", "todo", "clarify", "session_search"] {
+    for name in [
+        "read_file",
+        "write_file",
+        "search_files",
+        "todo",
+        "clarify",
+        "session_search",
+    ] {
         assert!(tools.contains(&name), "{name} missing from {tools:?}");
     }
     let results = tool_messages(&requests[1]);
@@ -82,14 +96,21 @@ async fn a_tool_call_then_an_answer() {
             "turn_finished"
         ]
     );
-    let shown = home.ctl_async(&["sessions", "show", id, "--json"]).await.json();
+    let shown = home
+        .ctl_async(&["sessions", "show", id, "--json"])
+        .await
+        .json();
     let roles: Vec<&str> = shown["messages"]
         .as_array()
         .unwrap()
         .iter()
         .map(|m| m["role"].as_str().unwrap())
         .collect();
-    assert_eq!(roles, ["user", "assistant", "tool", "assistant"], "every message is stored");
+    assert_eq!(
+        roles,
+        ["user", "assistant", "tool", "assistant"],
+        "every message is stored"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -107,7 +128,10 @@ async fn twenty_sequential_tool_calls() {
     let out = home.ctl_async(&["send", "--json", "go"]).await.json();
     assert_eq!(out["answer"], "done");
     assert_eq!(out["iterations"], 21);
-    assert_eq!(out["tool_calls"], 20, "distinct calls never trip the loop guard");
+    assert_eq!(
+        out["tool_calls"], 20,
+        "distinct calls never trip the loop guard"
+    );
     assert_eq!(server.requests().len(), 21);
 }
 
@@ -133,7 +157,13 @@ async fn a_safe_batch_runs_at_once_and_an_overlapping_one_in_order() {
     std::fs::write(work.path().join("a.txt"), "A").unwrap();
     std::fs::write(work.path().join("b.txt"), "B").unwrap();
     let out = home
-        .ctl_async(&["send", "--json", "--cwd", work.path().to_str().unwrap(), "go"])
+        .ctl_async(&[
+            "send",
+            "--json",
+            "--cwd",
+            work.path().to_str().unwrap(),
+            "go",
+        ])
         .await
         .json();
     assert_eq!(out["tool_calls"], 5);
@@ -154,14 +184,28 @@ async fn a_safe_batch_runs_at_once_and_an_overlapping_one_in_order() {
     assert_eq!(
         tool_events,
         [
-            "start r1", "start r2", "start r3", "finish r1", "finish r2", "finish r3",
-            "start w1", "finish w1", "start w2", "finish w2"
+            "start r1",
+            "start r2",
+            "start r3",
+            "finish r1",
+            "finish r2",
+            "finish r3",
+            "start w1",
+            "finish w1",
+            "start w2",
+            "finish w2"
         ],
         "the read-only batch starts every call before any finishes; the overlapping one is serial"
     );
-    assert_eq!(std::fs::read_to_string(work.path().join("dir/c.txt")).unwrap(), "new");
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("dir/c.txt")).unwrap(),
+        "new"
+    );
     let results = tool_messages(&server.requests()[1]);
-    assert!(results[0].contains('A') && results[1].contains('B'), "results stay in call order");
+    assert!(
+        results[0].contains('A') && results[1].contains('B'),
+        "results stay in call order"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -177,20 +221,40 @@ async fn the_budget_ends_with_a_grace_call_without_tools() {
     let _stop = StopOnDrop(&home);
     configure(&home, &server, "agent:\n  max_turns: 3\n");
     let out = home.ctl_async(&["send", "--json", "go"]).await.json();
-    assert_eq!(out["answer"], "Out of steps: I listed the todos and searched twice.");
+    assert_eq!(
+        out["answer"],
+        "Out of steps: I listed the todos and searched twice."
+    );
     assert_eq!(out["iterations"], 4);
     let requests = server.requests();
     assert!(requests[2].body["tools"].is_array());
-    assert!(requests[3].body.get("tools").is_none(), "the grace call offers no tools");
+    assert!(
+        requests[3].body.get("tools").is_none(),
+        "the grace call offers no tools"
+    );
     let results = tool_messages(&requests[3]);
-    assert!(results.last().unwrap().contains("iteration budget is spent"));
-    assert!(results[2].contains("_budget_warning"), "pressure warning inside the tool result");
+    assert!(
+        results
+            .last()
+            .unwrap()
+            .contains("iteration budget is spent")
+    );
+    assert!(
+        results[2].contains("_budget_warning"),
+        "pressure warning inside the tool result"
+    );
     assert!(!results[0].contains("_budget_warning"));
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_budget_spent_without_an_answer_fails_clearly() {
-    let server = FakeLlm::start(vec![Reply::tool_loop("todo", r#"{"merge": {n}}"#, 100, "never")]).await;
+    let server = FakeLlm::start(vec![Reply::tool_loop(
+        "todo",
+        r#"{"merge": {n}}"#,
+        100,
+        "never",
+    )])
+    .await;
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
     configure(&home, &server, "agent:\n  max_turns: 2\n");
@@ -240,7 +304,12 @@ async fn malformed_arguments_go_back_to_the_model() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_injected_context_file_is_blocked_and_the_prompt_survives_a_restart() {
-    let server = FakeLlm::start(vec![Reply::text("one"), Reply::text("two"), Reply::text("three")]).await;
+    let server = FakeLlm::start(vec![
+        Reply::text("one"),
+        Reply::text("two"),
+        Reply::text("three"),
+    ])
+    .await;
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
     configure(&home, &server, "");
@@ -251,12 +320,19 @@ async fn an_injected_context_file_is_blocked_and_the_prompt_survives_a_restart()
     )
     .unwrap();
     let cwd = work.path().to_str().unwrap();
-    let out = home.ctl_async(&["send", "--json", "--cwd", cwd, "hi"]).await.json();
+    let out = home
+        .ctl_async(&["send", "--json", "--cwd", cwd, "hi"])
+        .await
+        .json();
     let id = out["session_id"].as_str().unwrap().to_string();
-    home.ctl_async(&["send", "--session", &id, "again"]).await.ok();
+    home.ctl_async(&["send", "--session", &id, "again"])
+        .await
+        .ok();
     home.ctl_async(&["daemon", "restart"]).await.ok();
     std::fs::write(work.path().join("AGENTS.md"), "Now different.").unwrap();
-    home.ctl_async(&["send", "--session", &id, "after restart"]).await.ok();
+    home.ctl_async(&["send", "--session", &id, "after restart"])
+        .await
+        .ok();
 
     let requests = server.requests();
     let system = requests[0].body["messages"][0]["content"].as_str().unwrap();

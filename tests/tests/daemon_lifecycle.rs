@@ -364,11 +364,36 @@ async fn unbuilt_rpcs_say_what_is_missing() {
         err.message()
     );
     let err = pb::sessions_client::SessionsClient::new(channel)
-        .interrupt(pb::InterruptSessionRequest { id: "x".into() })
+        .compress(pb::CompressSessionRequest { id: "x".into() })
         .await
         .unwrap_err();
     assert_eq!(err.code(), tonic::Code::Unimplemented);
-    assert!(err.message().contains("agent loop"), "{}", err.message());
+    assert!(err.message().contains("compression"), "{}", err.message());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn interrupting_an_unknown_or_idle_session_is_clear() {
+    let home = TestHome::new();
+    let daemon = DaemonProcess::start(&home, &[]);
+    let mut sessions = pb::sessions_client::SessionsClient::new(daemon.channel().await);
+    let err = sessions
+        .interrupt(pb::InterruptSessionRequest { id: "nope".into() })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::NotFound, "{}", err.message());
+    let created = sessions
+        .create(pb::CreateSessionRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap();
+    let idle = sessions
+        .interrupt(pb::InterruptSessionRequest { id: created.id })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!idle.was_running);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -44,29 +44,38 @@ fn approval_choice(answer: &str) -> &'static str {
 pub async fn run(daemon: &Daemon, args: SendArgs) -> Result<pb::SendResponse, CliError> {
     let mut sessions = daemon.sessions();
     let session = match &args.session {
-        Some(id) => sessions
-            .get(pb::GetSessionRequest {
-                id: id.clone(),
-                include_messages: false,
-            })
-            .await?
-            .into_inner()
-            .session,
-        None => sessions
-            .create(pb::CreateSessionRequest {
-                source: "cli".into(),
-                cwd: args.cwd.display().to_string(),
-                ..pb::CreateSessionRequest::default()
-            })
-            .await?
-            .into_inner()
-            .session,
+        Some(id) => {
+            sessions
+                .get(pb::GetSessionRequest {
+                    id: id.clone(),
+                    include_messages: false,
+                })
+                .await?
+                .into_inner()
+                .session
+        }
+        None => {
+            sessions
+                .create(pb::CreateSessionRequest {
+                    source: "cli".into(),
+                    cwd: args.cwd.display().to_string(),
+                    ..pb::CreateSessionRequest::default()
+                })
+                .await?
+                .into_inner()
+                .session
+        }
     }
     .ok_or_else(|| CliError::new("the daemon returned no session"))?;
     let (frames, outbound) = mpsc::channel(16);
     let send = |kind| {
         let frames = frames.clone();
-        async move { frames.send(frame(kind)).await.map_err(|_| CliError::new("the connection to hermesd closed")) }
+        async move {
+            frames
+                .send(frame(kind))
+                .await
+                .map_err(|_| CliError::new("the connection to hermesd closed"))
+        }
     };
     send(client_frame::Kind::Hello(pb::Hello {
         session_id: session.id.clone(),
@@ -103,15 +112,19 @@ pub async fn run(daemon: &Daemon, args: SendArgs) -> Result<pb::SendResponse, Cl
         };
         let Some(kind) = event.kind else { continue };
         if let Kind::TurnStarted(started) = &kind {
-            if turn_id.is_none() && started.source_client == CLIENT_NAME && started.input == args.text {
+            if turn_id.is_none()
+                && started.source_client == CLIENT_NAME
+                && started.input == args.text
+            {
                 turn_id = Some(event.turn_id.clone());
             }
             continue;
         }
-        if let Kind::Notice(notice) = &kind {
-            if event.turn_id.is_empty() && notice.kind == "input_rejected" {
-                return Err(CliError::new(notice.text.clone()));
-            }
+        if let Kind::Notice(notice) = &kind
+            && event.turn_id.is_empty()
+            && notice.kind == "input_rejected"
+        {
+            return Err(CliError::new(notice.text.clone()));
         }
         if turn_id.as_deref() != Some(event.turn_id.as_str()) {
             continue;

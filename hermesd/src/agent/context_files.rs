@@ -38,9 +38,10 @@ fn find(cwd: &Path) -> Option<(PathBuf, String)> {
         for name in [".hermes.md", "HERMES.md"] {
             let candidate = dir.join(name);
             if candidate.is_file() {
-                let label = candidate
-                    .strip_prefix(cwd)
-                    .map_or_else(|_| candidate.display().to_string(), |p| p.display().to_string());
+                let label = candidate.strip_prefix(cwd).map_or_else(
+                    |_| candidate.display().to_string(),
+                    |p| p.display().to_string(),
+                );
                 return Some((candidate, label));
             }
         }
@@ -48,10 +49,16 @@ fn find(cwd: &Path) -> Option<(PathBuf, String)> {
             break;
         }
     }
-    ["AGENTS.md", "agents.md", "CLAUDE.md", "claude.md", ".cursorrules"]
-        .iter()
-        .map(|name| (cwd.join(name), (*name).to_string()))
-        .find(|(path, _)| path.is_file())
+    [
+        "AGENTS.md",
+        "agents.md",
+        "CLAUDE.md",
+        "claude.md",
+        ".cursorrules",
+    ]
+    .iter()
+    .map(|name| (cwd.join(name), (*name).to_string()))
+    .find(|(path, _)| path.is_file())
 }
 
 fn strip_frontmatter(text: &str) -> &str {
@@ -91,7 +98,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert!(project_context(dir.path()).is_none());
         std::fs::write(dir.path().join("CLAUDE.md"), "use tabs").unwrap();
-        std::fs::write(dir.path().join("AGENTS.md"), "---\nx: 1\n---\nrun the tests").unwrap();
+        std::fs::write(
+            dir.path().join("AGENTS.md"),
+            "---\nx: 1\n---\nrun the tests",
+        )
+        .unwrap();
         let shown = project_context(dir.path()).unwrap();
         assert!(shown.contains("## AGENTS.md\n\nrun the tests"), "{shown}");
         assert!(!shown.contains("use tabs"));

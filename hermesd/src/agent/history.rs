@@ -38,7 +38,11 @@ pub fn parse_tool_calls(text: &str) -> Vec<ToolCall> {
                 None => "{}".to_string(),
             };
             Some(ToolCall {
-                id: item.get("id").and_then(Value::as_str).unwrap_or_default().to_string(),
+                id: item
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
                 name,
                 arguments,
             })
@@ -52,7 +56,11 @@ pub fn to_chat(row: MessageRow) -> Option<ChatMessage> {
     Some(ChatMessage {
         role: Some(role),
         content: row.content,
-        tool_calls: row.tool_calls.as_deref().map(parse_tool_calls).unwrap_or_default(),
+        tool_calls: row
+            .tool_calls
+            .as_deref()
+            .map(parse_tool_calls)
+            .unwrap_or_default(),
         tool_call_id: row.tool_call_id,
         name: row.tool_name,
     })

@@ -187,7 +187,11 @@ impl LiveSession {
     }
 
     /// Store an event (built by `make` inside the transaction), then publish it.
-    pub async fn emit_durable_with(&self, turn_id: &str, make: PersistFn) -> Result<i64, StoreError> {
+    pub async fn emit_durable_with(
+        &self,
+        turn_id: &str,
+        make: PersistFn,
+    ) -> Result<i64, StoreError> {
         let (reply, answer) = oneshot::channel();
         self.emit
             .send(Emit::Durable {

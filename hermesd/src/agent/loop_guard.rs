@@ -84,18 +84,36 @@ mod tests {
     fn repeats_warn_at_n_and_stop_at_2n() {
         let mut guard = LoopGuard::new(3);
         assert_eq!(guard.check(&call(r#"{"a":1,"b":2}"#), false), Verdict::Fine);
-        assert_eq!(guard.check(&call(r#"{"b":2, "a":1}"#), false), Verdict::Fine);
-        assert!(matches!(guard.check(&call(r#"{"a":1,"b":2}"#), false), Verdict::Warn(_)));
-        assert!(matches!(guard.check(&call(r#"{"a":1,"b":2}"#), false), Verdict::Warn(_)));
-        assert!(matches!(guard.check(&call(r#"{"a":1,"b":2}"#), false), Verdict::Warn(_)));
-        assert!(matches!(guard.check(&call(r#"{"a":1,"b":2}"#), false), Verdict::Stop(_)));
+        assert_eq!(
+            guard.check(&call(r#"{"b":2, "a":1}"#), false),
+            Verdict::Fine
+        );
+        assert!(matches!(
+            guard.check(&call(r#"{"a":1,"b":2}"#), false),
+            Verdict::Warn(_)
+        ));
+        assert!(matches!(
+            guard.check(&call(r#"{"a":1,"b":2}"#), false),
+            Verdict::Warn(_)
+        ));
+        assert!(matches!(
+            guard.check(&call(r#"{"a":1,"b":2}"#), false),
+            Verdict::Warn(_)
+        ));
+        assert!(matches!(
+            guard.check(&call(r#"{"a":1,"b":2}"#), false),
+            Verdict::Stop(_)
+        ));
     }
 
     #[test]
     fn distinct_and_polling_calls_never_trip_it() {
         let mut guard = LoopGuard::new(3);
         for i in 0..100 {
-            assert_eq!(guard.check(&call(&format!(r#"{{"n":{i}}}"#)), false), Verdict::Fine);
+            assert_eq!(
+                guard.check(&call(&format!(r#"{{"n":{i}}}"#)), false),
+                Verdict::Fine
+            );
         }
         for _ in 0..100 {
             assert_eq!(guard.check(&call("{}"), true), Verdict::Fine);

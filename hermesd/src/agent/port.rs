@@ -69,11 +69,9 @@ impl LivePort {
         }
     }
 
-    fn emit(&self, kind: Kind) -> impl Future<Output = ()> + '_ {
-        async move {
-            if let Err(e) = self.live.emit_durable(&self.turn_id, kind).await {
-                tracing::warn!(error = %e, "cannot store an approval event");
-            }
+    async fn emit(&self, kind: Kind) {
+        if let Err(e) = self.live.emit_durable(&self.turn_id, kind).await {
+            tracing::warn!(error = %e, "cannot store an approval event");
         }
     }
 }
@@ -127,13 +125,16 @@ impl TurnPort for LivePort {
             id: id.clone(),
             command: request.command.clone(),
             reason: request.reason.clone(),
-            choices: ["once", "session", "always", "deny"].map(String::from).to_vec(),
+            choices: ["once", "session", "always", "deny"]
+                .map(String::from)
+                .to_vec(),
         }))
         .await;
         self.live
             .set_state(&self.turn_id, pb::SessionState::WaitingApproval);
         let waited = self.wait(&id).await;
-        self.live.set_state(&self.turn_id, pb::SessionState::Running);
+        self.live
+            .set_state(&self.turn_id, pb::SessionState::Running);
         let (decision, by) = match &waited {
             Waited::Answer(answer) => (answer.text.trim().to_lowercase(), answer.by.clone()),
             Waited::TimedOut => ("deny".to_string(), "timeout".to_string()),
@@ -191,7 +192,8 @@ impl TurnPort for LivePort {
         self.live
             .set_state(&self.turn_id, pb::SessionState::WaitingClarify);
         let waited = self.wait(&id).await;
-        self.live.set_state(&self.turn_id, pb::SessionState::Running);
+        self.live
+            .set_state(&self.turn_id, pb::SessionState::Running);
         match waited {
             Waited::Answer(answer) => {
                 self.emit(Kind::ClarifyAnswered(pb::ClarifyAnswered {

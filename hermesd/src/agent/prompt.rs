@@ -94,9 +94,7 @@ is done and verified; end a turn only with tool calls that make progress or with
 
 fn platform_hint(platform: &str) -> Option<&'static str> {
     Some(match platform {
-        "cli" | "tui" => {
-            "You are talking to the user in a terminal; Markdown renders. Be concise."
-        }
+        "cli" | "tui" => "You are talking to the user in a terminal; Markdown renders. Be concise.",
         "cron" => {
             "This is a scheduled task: no user is present and you cannot ask questions. Your final \
              response is delivered automatically."

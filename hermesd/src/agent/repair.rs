@@ -113,7 +113,11 @@ mod tests {
 
     #[test]
     fn a_complete_history_is_unchanged() {
-        let mut messages = vec![ChatMessage::user("hi"), assistant_calling(&["a"]), result("a")];
+        let mut messages = vec![
+            ChatMessage::user("hi"),
+            assistant_calling(&["a"]),
+            result("a"),
+        ];
         let before = messages.clone();
         repair(&mut messages);
         assert_eq!(messages, before);

@@ -200,7 +200,12 @@ async fn run(
     });
     let tool_settings = Arc::new(ToolSettings {
         terminal_timeout: settings.terminal_timeout,
-        spill_dir: state.home.dir.join("cache").join("tool-results").join(&session.id),
+        spill_dir: state
+            .home
+            .dir
+            .join("cache")
+            .join("tool-results")
+            .join(&session.id),
     });
     let turn = Turn {
         state: Arc::clone(state),
@@ -246,7 +251,9 @@ async fn system_prompt(
     let enforcement = settings.enforcement.clone();
     let model = model.to_string();
     let platform = session.source.clone();
-    let started = chrono::Local::now().format("%A, %B %d, %Y %H:%M").to_string();
+    let started = chrono::Local::now()
+        .format("%A, %B %d, %Y %H:%M")
+        .to_string();
     let built = tokio::task::spawn_blocking(move || {
         prompt::build(&PromptInputs {
             home: &home,

@@ -113,7 +113,7 @@ fn model_failure(e: &LlmError) -> TurnEnd {
     };
     TurnEnd::Failed {
         class: pb_class(e.class),
-        message: e.to_string(),
+        message: format!("the model failed ({}): {e}", e.class.as_str()),
         hint: hint.to_string(),
     }
 }
@@ -151,7 +151,8 @@ impl Turn {
             .store
             .read(move |conn| store::list_messages(conn, &session, 0, 0))
             .await?;
-        let mut messages: Vec<ChatMessage> = rows.into_iter().filter_map(history::to_chat).collect();
+        let mut messages: Vec<ChatMessage> =
+            rows.into_iter().filter_map(history::to_chat).collect();
         let mut tally = Tally::default();
         let end = self.iterate(&mut messages, &mut tally).await?;
         let answer = match &end {
@@ -204,7 +205,7 @@ impl Turn {
                 tool_calls: calls.clone(),
                 ..ChatMessage::default()
             });
-            if grace && !completion.tool_calls.is_empty() || grace && completion.text.is_empty() {
+            if grace && (!completion.tool_calls.is_empty() || completion.text.is_empty()) {
                 return Ok(TurnEnd::Failed {
                     class: pb::ErrorClass::BudgetExhausted,
                     message: format!(
@@ -231,13 +232,11 @@ impl Turn {
     ) -> Result<Completion, Stop> {
         let mut api_messages = messages.to_vec();
         repair::repair(&mut api_messages);
-        if grace {
-            if let Some(last) = api_messages.last_mut() {
-                last.content.push_str(
-                    "\n\n[The iteration budget is spent: no more tool calls. Reply now with your \
-                     final answer: what was done, and what remains.]",
-                );
-            }
+        if grace && let Some(last) = api_messages.last_mut() {
+            last.content.push_str(
+                "\n\n[The iteration budget is spent: no more tool calls. Reply now with your \
+                 final answer: what was done, and what remains.]",
+            );
         }
         let request = ChatRequest {
             system: self.system.clone(),
@@ -279,7 +278,10 @@ impl Turn {
                     reason,
                 } => (
                     "rate_limit_retry",
-                    format!("{provider}: {reason}; retrying in {:.1} s", wait.as_secs_f64()),
+                    format!(
+                        "{provider}: {reason}; retrying in {:.1} s",
+                        wait.as_secs_f64()
+                    ),
                 ),
                 ChainNotice::FallingBack { from, to, reason } => (
                     "fallback_provider",
@@ -399,7 +401,8 @@ impl Turn {
         });
         if let Some(reason) = stop {
             for call in calls {
-                let content = serde_json::json!({ "error": format!("not run: {reason}") }).to_string();
+                let content =
+                    serde_json::json!({ "error": format!("not run: {reason}") }).to_string();
                 self.store_result(call, &content, false, "not run (loop guard)", 0, messages)
                     .await?;
             }
@@ -419,6 +422,13 @@ impl Turn {
         } else {
             1
         };
+        let parallel = width > 1;
+        if parallel {
+            // The whole batch starts at once: every start is announced before any finish.
+            for call in calls {
+                self.announce_start(call).await;
+            }
+        }
         let toolbox = &self.toolbox;
         let mut pending = Vec::with_capacity(calls.len());
         for call in calls {
@@ -427,15 +437,8 @@ impl Turn {
                 if ctx.cancel.is_cancelled() {
                     return interrupted_outcome();
                 }
-                // Announced when it starts running: in a parallel batch every start comes
-                // before any finish; in a serial one each start follows the previous finish.
-                let started = Kind::ToolStarted(pb::ToolStarted {
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    arguments: call.arguments.clone(),
-                });
-                if let Err(e) = self.live.emit_durable(&self.turn_id, started).await {
-                    tracing::warn!(error = %e, "cannot store a tool start");
+                if !parallel {
+                    self.announce_start(call).await;
                 }
                 toolbox.dispatch(call, &ctx).await
             });
@@ -448,10 +451,10 @@ impl Turn {
             if let Verdict::Warn(warning) = &verdicts[index] {
                 outcome.content = annotate(&outcome.content, "_loop_warning", warning);
             }
-            if index == last_index {
-                if let Some(note) = self.budget_note(tally.iterations) {
-                    outcome.content = annotate(&outcome.content, "_budget_warning", &note);
-                }
+            if index == last_index
+                && let Some(note) = self.budget_note(tally.iterations)
+            {
+                outcome.content = annotate(&outcome.content, "_budget_warning", &note);
             }
             tally.tool_calls += 1;
             self.store_result(
@@ -468,13 +471,28 @@ impl Turn {
         Ok(None)
     }
 
+    async fn announce_start(&self, call: &ToolCall) {
+        let started = Kind::ToolStarted(pb::ToolStarted {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+        });
+        if let Err(e) = self.live.emit_durable(&self.turn_id, started).await {
+            tracing::warn!(error = %e, "cannot store a tool start");
+        }
+    }
+
     fn budget_note(&self, used: u32) -> Option<String> {
         let max = self.settings.max_iterations;
         let left = max.saturating_sub(used);
         if used * 10 >= max * 9 {
-            Some(format!("{left} of {max} iterations left: give your final answer now."))
+            Some(format!(
+                "{left} of {max} iterations left: give your final answer now."
+            ))
         } else if used * 10 >= max * 7 {
-            Some(format!("{left} of {max} iterations left: start wrapping up."))
+            Some(format!(
+                "{left} of {max} iterations left: start wrapping up."
+            ))
         } else {
             None
         }
@@ -532,7 +550,9 @@ impl Turn {
                 iterations: tally.iterations,
                 tool_calls: tally.tool_calls,
             }),
-            TurnEnd::Interrupted => Kind::TurnInterrupted(pb::TurnInterrupted { by: "user".into() }),
+            TurnEnd::Interrupted => {
+                Kind::TurnInterrupted(pb::TurnInterrupted { by: "user".into() })
+            }
             TurnEnd::Failed {
                 class,
                 message,

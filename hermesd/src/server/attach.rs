@@ -62,14 +62,18 @@ pub async fn attach(
     };
     let id = hello.session_id.trim().to_string();
     if id.is_empty() {
-        return Err(Status::invalid_argument("Hello needs a session id (create one first)"));
+        return Err(Status::invalid_argument(
+            "Hello needs a session id (create one first)",
+        ));
     }
     let row = state
         .store
         .read(move |conn| store::resolve_conversation(conn, &id))
         .await
         .map_err(convert::status)?;
-    let live = state.live.load(&row.id, row.last_seq.max(0) as u64, &state.store);
+    let live = state
+        .live
+        .load(&row.id, row.last_seq.max(0) as u64, &state.store);
     let live_events = live.subscribe();
     let lease = Arc::new(Lease {
         state: Arc::clone(&state),
@@ -177,7 +181,11 @@ async fn read_frames(
     while let Ok(Some(frame)) = inbound.message().await {
         let Some(kind) = frame.kind else { continue };
         if read_only && !matches!(kind, client_frame::Kind::Detach(_)) {
-            notice(&live, "read_only", "this client attached read-only; input ignored");
+            notice(
+                &live,
+                "read_only",
+                "this client attached read-only; input ignored",
+            );
             continue;
         }
         match kind {
@@ -191,13 +199,25 @@ async fn read_frames(
             }
             client_frame::Kind::ApprovalResponse(answer) => {
                 let by = client.clone();
-                if !live.answer(&answer.id, Answer { text: answer.decision, by }) {
+                if !live.answer(
+                    &answer.id,
+                    Answer {
+                        text: answer.decision,
+                        by,
+                    },
+                ) {
                     notice(&live, "stale_answer", "that approval is no longer waiting");
                 }
             }
             client_frame::Kind::ClarifyResponse(answer) => {
                 let by = client.clone();
-                if !live.answer(&answer.id, Answer { text: answer.answer, by }) {
+                if !live.answer(
+                    &answer.id,
+                    Answer {
+                        text: answer.answer,
+                        by,
+                    },
+                ) {
                     notice(&live, "stale_answer", "that question is no longer waiting");
                 }
             }

@@ -20,8 +20,6 @@ pub struct SessionsService {
     pub state: Arc<DaemonState>,
 }
 
-
-
 fn required_id(id: &str) -> Result<String, Status> {
     let id = id.trim();
     if id.is_empty() {
@@ -347,9 +345,7 @@ fn turn_status(e: TurnError) -> Status {
 
 /// A turn that failed, as a status naming the session that holds the user's message.
 fn failed_status(class: pb::ErrorClass, message: &str, hint: &str, session_id: &str) -> Status {
-    let text = format!(
-        "{message} — {hint} (your message is saved in session {session_id})"
-    );
+    let text = format!("{message} — {hint} (your message is saved in session {session_id})");
     match class {
         pb::ErrorClass::BadRequest
         | pb::ErrorClass::ContextOverflow
@@ -357,7 +353,6 @@ fn failed_status(class: pb::ErrorClass, message: &str, hint: &str, session_id: &
         | pb::ErrorClass::BudgetExhausted
         | pb::ErrorClass::LoopDetected => Status::failed_precondition(text),
         pb::ErrorClass::Timeout => Status::deadline_exceeded(text),
-        pb::ErrorClass::Auth => Status::unauthenticated(text),
         pb::ErrorClass::Internal => Status::internal(text),
         _ => Status::unavailable(text),
     }

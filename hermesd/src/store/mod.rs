@@ -20,8 +20,8 @@ use rusqlite::{Connection, OpenFlags, Transaction};
 
 pub use error::StoreError;
 pub use events::{StoredEvent, append_event, events_after, put_event};
-pub use search::{MessageHit, fts_query, search_messages};
 pub use messages::{MessageRow, NewMessage, append_message, list_messages};
+pub use search::{MessageHit, fts_query, search_messages};
 pub use sessions::{
     Lineage, ListFilter, NewSession, SessionRow, delete_conversation, get_session, insert_session,
     list_sessions, resolve_conversation, set_system_prompt, system_prompt,

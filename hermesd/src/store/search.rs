@@ -93,7 +93,10 @@ mod tests {
 
     #[test]
     fn queries_quote_words_and_keep_operators() {
-        assert_eq!(fts_query("deploy nginx").as_deref(), Some("\"deploy\" \"nginx\""));
+        assert_eq!(
+            fts_query("deploy nginx").as_deref(),
+            Some("\"deploy\" \"nginx\"")
+        );
         assert_eq!(
             fts_query("a OR b-c \"x").as_deref(),
             Some("\"a\" OR \"b-c\" \"\"\"x\"")

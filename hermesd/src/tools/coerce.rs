@@ -80,7 +80,8 @@ mod tests {
             "n": {"type": "integer"}, "f": {"type": "number"}, "b": {"type": "boolean"},
             "a": {"type": "array"}, "s": {"type": "string"}, "o": {"type": ["integer", "null"]}
         }});
-        let mut args = json!({"n": "42", "f": "1.5", "b": "true", "a": "[1,2]", "s": 7, "o": "3", "x": "9"});
+        let mut args =
+            json!({"n": "42", "f": "1.5", "b": "true", "a": "[1,2]", "s": 7, "o": "3", "x": "9"});
         coerce_arguments(&mut args, &schema);
         assert_eq!(
             args,

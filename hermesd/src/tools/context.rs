@@ -6,7 +6,10 @@ use std::{collections::HashMap, path::PathBuf, sync::Arc, time::Duration};
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
-use crate::store::Store;
+use crate::{
+    exec::{LoginEnv, ProcessRegistry, capture_login_env},
+    store::Store,
+};
 
 /// A dangerous action waiting for the user's word.
 #[derive(Debug, Clone)]
@@ -60,6 +63,10 @@ pub struct ToolServices {
     pub store: Store,
     /// Per-session task lists of the `todo` tool (kept while the daemon runs, as in Hermes).
     pub todos: std::sync::Mutex<HashMap<String, Vec<TodoItem>>>,
+    /// Background processes started by `terminal`.
+    pub processes: ProcessRegistry,
+    /// The user's login environment, captured once per start and on reload.
+    login_env: tokio::sync::RwLock<Option<Arc<LoginEnv>>>,
 }
 
 impl std::fmt::Debug for ToolServices {
@@ -73,6 +80,30 @@ impl ToolServices {
         Self {
             store,
             todos: std::sync::Mutex::new(HashMap::new()),
+            processes: ProcessRegistry::default(),
+            login_env: tokio::sync::RwLock::new(None),
+        }
+    }
+
+    /// Capture the login environment again (daemon start and reload); never per command.
+    pub async fn refresh_login_env(&self) {
+        let mut slot = self.login_env.write().await;
+        *slot = Some(Arc::new(capture_login_env().await));
+    }
+
+    /// The captured login environment, capturing it now if start-up has not yet.
+    pub async fn login_env(&self) -> Arc<LoginEnv> {
+        if let Some(env) = self.login_env.read().await.as_ref() {
+            return Arc::clone(env);
+        }
+        let mut slot = self.login_env.write().await;
+        match slot.as_ref() {
+            Some(env) => Arc::clone(env),
+            None => {
+                let env = Arc::new(capture_login_env().await);
+                *slot = Some(Arc::clone(&env));
+                env
+            }
         }
     }
 }

@@ -7,9 +7,12 @@ mod context;
 mod file_tools;
 pub mod files;
 mod parallel;
+pub mod patch;
+mod patch_tool;
 mod registry;
 mod session_search;
 mod spill;
+mod terminal_tools;
 mod todo;
 
 use async_trait::async_trait;
@@ -19,7 +22,7 @@ pub use context::{
     ApprovalDecision, ApprovalRequest, ToolContext, ToolServices, ToolSettings, TurnPort,
 };
 pub use parallel::{Concurrency, MAX_PARALLEL, plan_batch};
-pub use registry::{Registry, Toolbox, ToolOutcome, ToolsetSelection};
+pub use registry::{Registry, ToolOutcome, Toolbox, ToolsetSelection};
 
 /// Why a tool call failed; the text goes back to the model as `{"error": …}`.
 #[derive(Debug, thiserror::Error)]
@@ -73,15 +76,20 @@ pub fn required_str<'a>(args: &'a Value, key: &str) -> Result<&'a str, ToolError
 
 /// An optional string argument.
 pub fn optional_str<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
-    args.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
+    args.get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
 }
 
 /// The builtin tools of this daemon, in registry order.
 pub fn builtin_tools() -> Vec<std::sync::Arc<dyn Tool>> {
     vec![
+        std::sync::Arc::new(terminal_tools::TerminalTool),
+        std::sync::Arc::new(terminal_tools::ProcessTool),
         std::sync::Arc::new(file_tools::ReadFileTool),
         std::sync::Arc::new(file_tools::WriteFileTool),
         std::sync::Arc::new(file_tools::SearchFilesTool),
+        std::sync::Arc::new(patch_tool::PatchTool),
         std::sync::Arc::new(todo::TodoTool),
         std::sync::Arc::new(clarify::ClarifyTool),
         std::sync::Arc::new(session_search::SessionSearchTool),

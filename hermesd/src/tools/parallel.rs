@@ -87,7 +87,11 @@ mod tests {
 
     #[test]
     fn disjoint_paths_run_together_and_overlapping_ones_do_not() {
-        assert!(plan_batch(&[scoped("/a/x.txt"), scoped("/a/y.txt"), Concurrency::Safe]));
+        assert!(plan_batch(&[
+            scoped("/a/x.txt"),
+            scoped("/a/y.txt"),
+            Concurrency::Safe
+        ]));
         assert!(!plan_batch(&[scoped("/a/x.txt"), scoped("/a/x.txt")]));
         assert!(!plan_batch(&[scoped("/a"), scoped("/a/b/c.txt")]));
         assert!(!plan_batch(&[scoped("/a/./b/../x"), scoped("/a/x")]));

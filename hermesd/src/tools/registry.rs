@@ -8,6 +8,9 @@ use serde_json::{Value, json};
 use super::{Concurrency, Tool, ToolContext, ToolError, ToolServices, coerce, spill};
 use crate::llm::{ToolCall, ToolSchema};
 
+/// How long an interrupted call gets to wind down before it is abandoned.
+const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Composite toolset names that mean "every core tool" (Hermes' `hermes-cli`, `hermes-telegram`, …).
 fn is_everything(name: &str) -> bool {
     name == "all" || name == "*" || name.starts_with("hermes-")
@@ -195,7 +198,8 @@ impl Toolbox {
         let result = self.run(call, ctx).await;
         let (value, ok) = match result {
             Ok(value) => {
-                let ok = !is_error_result(&value);
+                // A call cut short by an interrupt did not do its job, whatever it returned.
+                let ok = !is_error_result(&value) && !ctx.cancel.is_cancelled();
                 (value, ok)
             }
             Err(e) => (json!({ "error": e.to_string() }), false),
@@ -237,9 +241,16 @@ impl Toolbox {
             coerce::coerce_arguments(&mut args, parameters);
         }
         let call_future = tool.call(args, ctx);
+        tokio::pin!(call_future);
         tokio::select! {
-            result = call_future => result,
-            () = ctx.cancel.cancelled() => Err(ToolError::Interrupted),
+            result = &mut call_future => result,
+            () = ctx.cancel.cancelled() => {
+                // Tools that watch the token stop their work and say what they did; give them
+                // a moment before abandoning the call.
+                tokio::time::timeout(CANCEL_GRACE, call_future)
+                    .await
+                    .unwrap_or(Err(ToolError::Interrupted))
+            }
         }
     }
 }

@@ -56,27 +56,52 @@ impl Tool for SessionSearchTool {
             .and_then(Value::as_u64)
             .unwrap_or(DEFAULT_LIMIT)
             .clamp(1, MAX_LIMIT) as u32;
-        let query = args.get("query").and_then(Value::as_str).unwrap_or("").trim();
+        let query = args
+            .get("query")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .trim();
         let session = args.get("session_id").and_then(Value::as_str);
         let anchor = args.get("around_message_id").and_then(Value::as_i64);
         let store = ctx.services.store.clone();
         let result = match (session, anchor) {
             (Some(session), Some(anchor)) => {
-                let window = args.get("window").and_then(Value::as_u64).unwrap_or(5).min(50) as i64;
+                let window = args
+                    .get("window")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(5)
+                    .min(50) as i64;
                 let session = session.to_string();
-                store.read(move |conn| scroll(conn, &session, anchor, window)).await
+                store
+                    .read(move |conn| scroll(conn, &session, anchor, window))
+                    .await
             }
             _ if query.is_empty() => store.read(move |conn| browse(conn, limit)).await,
             _ => {
                 let Some(fts) = store::fts_query(query) else {
-                    return Err(ToolError::Arguments("the query has no words to search for".into()));
+                    return Err(ToolError::Arguments(
+                        "the query has no words to search for".into(),
+                    ));
                 };
                 let exclude = ctx.session_id.clone();
-                let role = args.get("role_filter").and_then(Value::as_str).map(str::to_string);
+                let role = args
+                    .get("role_filter")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
                 let sort = args.get("sort").and_then(Value::as_str).map(str::to_string);
                 let query = query.to_string();
                 store
-                    .read(move |conn| discover(conn, &query, &fts, &exclude, role.as_deref(), sort.as_deref(), limit))
+                    .read(move |conn| {
+                        discover(
+                            conn,
+                            &query,
+                            &fts,
+                            &exclude,
+                            role.as_deref(),
+                            sort.as_deref(),
+                            limit,
+                        )
+                    })
                     .await
             }
         };

@@ -89,7 +89,10 @@ mod tests {
     #[test]
     fn small_results_stay_inline_and_large_ones_are_saved_whole() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(spill_if_large("short".into(), 10, dir.path(), "c1"), "short");
+        assert_eq!(
+            spill_if_large("short".into(), 10, dir.path(), "c1"),
+            "short"
+        );
         let big = "é".repeat(5_000);
         let shown = spill_if_large(big.clone(), 1_000, dir.path(), "call/../1");
         assert!(shown.contains("5000 characters"), "{shown}");

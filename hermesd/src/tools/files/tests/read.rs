@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::files::read::{MAX_READ_CHARS, read_file};
+use crate::tools::files::read::{MAX_READ_CHARS, read_file};
 
 fn write_lines(dir: &Path, name: &str, count: usize) -> PathBuf {
     let path = dir.join(name);

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::files::schema::{read_file_schema, search_files_schema, write_file_schema};
+use crate::tools::files::schema::{read_file_schema, search_files_schema, write_file_schema};
 
 fn wrapped_len(function: &Value) -> usize {
     serde_json::to_string(&json!({"type": "function", "function": function}))

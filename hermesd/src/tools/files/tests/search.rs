@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 
-use crate::files::search::{OutputMode, SearchRequest, SearchTarget, search_files};
+use crate::tools::files::search::{OutputMode, SearchRequest, SearchTarget, search_files};
 
 fn put(root: &Path, rel: &str, text: &str) {
     let path = root.join(rel);

@@ -3,8 +3,8 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 
-use crate::files::read::read_file;
-use crate::files::write::write_file;
+use crate::tools::files::read::read_file;
+use crate::tools::files::write::write_file;
 
 fn leftover_temp_files(dir: &std::path::Path) -> Vec<String> {
     fs::read_dir(dir)

@@ -1,0 +1,32 @@
+//! Local execution backend for the `terminal` and `process` tools: the
+//! login environment and secret stripping (`env`), foreground commands
+//! (`local`), background processes (`process`, `process_tool`), argument
+//! policy (`terminal`) and the tool schemas (`schema`).
+
+mod ansi;
+mod env;
+mod env_blocklist;
+mod local;
+mod output;
+mod process;
+mod process_session;
+mod process_tool;
+mod schema;
+mod shell;
+mod terminal;
+
+pub use ansi::strip_ansi;
+pub use env::{
+    EnvOrigin, FORCE_PREFIX, LoginEnv, capture_login_env, child_env, child_env_with_passthrough,
+};
+pub use local::{RunOutcome, RunRequest, RunResult, run_foreground};
+pub use process::{CompletionEvent, ProcessRegistry, RegistryConfig, Spawned};
+pub use process_tool::is_polling_action;
+pub use schema::{process_schema, terminal_schema};
+pub use terminal::{
+    DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TIMEOUT_SECS, FOREGROUND_MAX_TIMEOUT_SECS, TerminalArgs,
+    background_started, foreground_guidance, interpret_exit_code,
+};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,147 @@
+//! Tools beyond the terminal through the real daemon: `patch` in both modes and `clarify`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
+
+use hermes_proto::pb::{self, client_frame, session_event::Kind};
+use hermes_tests::{
+    TestHome,
+    events::Attached,
+    fake_llm::{FakeLlm, RecordedRequest, Reply},
+    home::StopOnDrop,
+};
+
+fn configure(home: &TestHome, server: &FakeLlm) {
+    home.write(
+        "config.yaml",
+        &format!(
+            "model:\n  provider: custom\n  default: fake-model\n  base_url: {}\n  api_key: k\n",
+            server.openai_base()
+        ),
+    );
+}
+
+fn tool_results(request: &RecordedRequest) -> Vec<serde_json::Value> {
+    request.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn patch_replaces_fuzzily_and_applies_v4a_patches_with_diffs() {
+    let v4a = "*** Begin Patch\n*** Update File: b.txt\n@@\n one\n-two\n+TWO\n*** Add File: c.txt\n+new file\n*** End Patch";
+    let server = FakeLlm::start(vec![
+        Reply::tool_call(
+            "patch",
+            &serde_json::json!({"path": "a.py", "old_string": "def f():\n  return 1", "new_string": "def f():\n    return 2"}).to_string(),
+        ),
+        Reply::tool_call("patch", &serde_json::json!({"mode": "patch", "patch": v4a}).to_string()),
+        Reply::text("patched"),
+    ])
+    .await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    configure(&home, &server);
+    let work = tempfile::tempdir().unwrap();
+    std::fs::write(work.path().join("a.py"), "def f():\n    return 1\n").unwrap();
+    std::fs::write(work.path().join("b.txt"), "one\ntwo\nthree\n").unwrap();
+    let out = home
+        .ctl_async(&[
+            "send",
+            "--json",
+            "--cwd",
+            work.path().to_str().unwrap(),
+            "fix",
+        ])
+        .await
+        .json();
+    assert_eq!(out["answer"], "patched");
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("a.py")).unwrap(),
+        "def f():\n    return 2\n",
+        "indentation-flexible match"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("b.txt")).unwrap(),
+        "one\nTWO\nthree\n"
+    );
+    assert!(work.path().join("c.txt").exists());
+    let results = tool_results(&server.requests()[2]);
+    assert_eq!(results[0]["success"], true, "{}", results[0]);
+    assert!(
+        results[0]["diff"]
+            .as_str()
+            .unwrap()
+            .contains("+    return 2")
+    );
+    assert!(
+        results[1]["diff"].as_str().unwrap().contains("+TWO"),
+        "{}",
+        results[1]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn clarify_asks_the_attached_user_and_says_so_when_nobody_is_there() {
+    let server = FakeLlm::start(vec![
+        Reply::tool_call(
+            "clarify",
+            r#"{"question": "Which target?", "choices": ["staging", "prod"]}"#,
+        ),
+        Reply::text("deploying to prod"),
+        Reply::tool_call("clarify", r#"{"question": "Anyone?"}"#),
+        Reply::text("nobody answered"),
+    ])
+    .await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    configure(&home, &server);
+    home.ctl_async(&["status"]).await.ok();
+    let channel = hermes_proto::client::connect(&home.socket()).await.unwrap();
+    let session = pb::sessions_client::SessionsClient::new(channel)
+        .create(pb::CreateSessionRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap();
+    let mut client = Attached::open(&home.socket(), &session.id, 0, false).await;
+    client.until("replay_done").await;
+    client
+        .send(client_frame::Kind::UserInput(pb::UserInput {
+            text: "deploy".into(),
+            ..pb::UserInput::default()
+        }))
+        .await;
+    let seen = client.until("clarify_requested").await;
+    let Some(Kind::ClarifyRequested(question)) = seen.last().unwrap().kind.clone() else {
+        unreachable!()
+    };
+    assert_eq!(question.choices, ["staging", "prod"]);
+    client
+        .send(client_frame::Kind::ClarifyResponse(pb::ClarifyResponse {
+            id: question.id,
+            answer: "prod".into(),
+        }))
+        .await;
+    client.until("turn_finished").await;
+    let answered = &tool_results(&server.requests()[1])[0];
+    assert_eq!(answered["user_response"], "prod");
+    drop(client);
+
+    let out = home
+        .ctl_async(&["send", "--json", "--session", &session.id, "again"])
+        .await
+        .json();
+    assert_eq!(out["answer"], "nobody answered");
+    let refused = tool_results(&server.requests()[3]);
+    assert!(
+        refused.last().unwrap()["error"]
+            .as_str()
+            .unwrap()
+            .contains("no user is attached"),
+        "{refused:?}"
+    );
+}
