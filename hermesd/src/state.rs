@@ -49,6 +49,7 @@ impl DaemonState {
         process_env: Env,
         flags: FlagOverrides,
     ) -> Self {
+        let hermes_home = home.dir.clone();
         Self {
             home,
             socket,
@@ -63,7 +64,7 @@ impl DaemonState {
             model_metadata: crate::llm::MetadataCache::default(),
             live: crate::agent::LiveSessions::default(),
             registry: crate::tools::Registry::builtin(),
-            tool_services: Arc::new(crate::tools::ToolServices::new(store.clone())),
+            tool_services: Arc::new(crate::tools::ToolServices::new(store.clone(), hermes_home)),
         }
     }
 

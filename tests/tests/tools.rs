@@ -145,3 +145,114 @@ async fn clarify_asks_the_attached_user_and_says_so_when_nobody_is_there() {
         "{refused:?}"
     );
 }
+
+fn tool_names(request: &RecordedRequest) -> Vec<String> {
+    request.body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn toolsets_are_enabled_and_disabled_from_config() {
+    let server = FakeLlm::start(vec![Reply::text("a"), Reply::text("b")]).await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.write(
+        "config.yaml",
+        &format!(
+            "model:\n  provider: custom\n  default: fake-model\n  base_url: {}\n  api_key: k\n\
+             agent:\n  disabled_toolsets: [terminal, clarify]\n",
+            server.openai_base()
+        ),
+    );
+    home.ctl_async(&["send", "hi"]).await.ok();
+    let names = tool_names(&server.requests()[0]);
+    assert!(names.contains(&"read_file".to_string()), "{names:?}");
+    for gone in ["terminal", "process", "clarify"] {
+        assert!(!names.contains(&gone.to_string()), "{gone} in {names:?}");
+    }
+    home.write(
+        "config.yaml",
+        &format!(
+            "model:\n  provider: custom\n  default: fake-model\n  base_url: {}\n  api_key: k\n\
+             toolsets: [todo]\n",
+            server.openai_base()
+        ),
+    );
+    home.ctl_async(&["daemon", "restart"]).await.ok();
+    home.ctl_async(&["send", "hi"]).await.ok();
+    assert_eq!(tool_names(&server.requests()[1]), ["todo"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn session_search_finds_earlier_conversations() {
+    let server = FakeLlm::start(vec![
+        Reply::text("Noted: the quokka is called Pip."),
+        Reply::tool_call("session_search", r#"{"query": "quokka"}"#),
+        Reply::text("Pip."),
+    ])
+    .await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    configure(&home, &server);
+    let first = home
+        .ctl_async(&["send", "--json", "my quokka is called Pip"])
+        .await
+        .json();
+    let out = home
+        .ctl_async(&["send", "--json", "what is my quokka called?"])
+        .await
+        .json();
+    assert_eq!(out["answer"], "Pip.");
+    let found = &tool_results(&server.requests()[2])[0];
+    assert_eq!(found["count"], 1, "{found}");
+    assert_eq!(found["results"][0]["session_id"], first["session_id"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn file_tools_refuse_the_daemon_config_and_system_paths() {
+    let home = TestHome::new();
+    let config = home.path().join("config.yaml");
+    let server = FakeLlm::start(vec![
+        Reply::tool_calls(vec![
+            hermes_tests::fake_llm::ToolCall::new(
+                "write_file",
+                &serde_json::json!({"path": config, "content": "approvals:\n  mode: off\n"})
+                    .to_string(),
+            )
+            .with_id("w1"),
+            hermes_tests::fake_llm::ToolCall::new(
+                "write_file",
+                r#"{"path": "/etc/hermes-test-file", "content": "x"}"#,
+            )
+            .with_id("w2"),
+        ]),
+        Reply::text("refused"),
+    ])
+    .await;
+    let _stop = StopOnDrop(&home);
+    configure(&home, &server);
+    let before = std::fs::read_to_string(&config).unwrap();
+    home.ctl_async(&["send", "change your settings"]).await.ok();
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), before);
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("Hermes configuration")
+    );
+    assert!(
+        results[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("sensitive system path")
+    );
+    assert!(!std::path::Path::new("/etc/hermes-test-file").exists());
+}

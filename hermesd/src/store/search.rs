@@ -53,17 +53,20 @@ pub fn search_messages(
 ) -> Result<Vec<MessageHit>, StoreError> {
     let mut stmt = conn
         .prepare_cached(
-            "SELECT m.session_id, s.title, s.source, m.id, m.role, m.content, m.created_at,
-                    min(bm25(messages_fts)) AS rank
-             FROM messages_fts
-             JOIN messages m ON m.id = messages_fts.rowid
+            "WITH hits AS (
+                 SELECT rowid AS id, bm25(messages_fts) AS rank FROM messages_fts
+                 WHERE messages_fts MATCH ?1 ORDER BY rank LIMIT 2000
+             )
+             SELECT m.session_id, s.title, s.source, m.id, m.role, m.content, m.created_at,
+                    min(h.rank) AS best
+             FROM hits h
+             JOIN messages m ON m.id = h.id
              JOIN sessions s ON s.id = m.session_id
-             WHERE messages_fts MATCH ?1
-               AND (?2 IS NULL OR m.session_id != ?2)
+             WHERE (?2 IS NULL OR m.session_id != ?2)
                AND (?3 IS NULL OR m.role = ?3)
                AND m.role IN ('user', 'assistant')
              GROUP BY m.session_id
-             ORDER BY rank
+             ORDER BY best
              LIMIT ?4",
         )
         .map_err(StoreError::sql("prepare search"))?;

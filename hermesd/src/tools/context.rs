@@ -61,6 +61,8 @@ pub struct TodoItem {
 /// Daemon-wide services shared by every tool call.
 pub struct ToolServices {
     pub store: Store,
+    /// `HERMES_HOME`: its config and keys are off limits to the file tools.
+    pub hermes_home: PathBuf,
     /// Per-session task lists of the `todo` tool (kept while the daemon runs, as in Hermes).
     pub todos: std::sync::Mutex<HashMap<String, Vec<TodoItem>>>,
     /// Background processes started by `terminal`.
@@ -76,9 +78,10 @@ impl std::fmt::Debug for ToolServices {
 }
 
 impl ToolServices {
-    pub fn new(store: Store) -> Self {
+    pub fn new(store: Store, hermes_home: PathBuf) -> Self {
         Self {
             store,
+            hermes_home,
             todos: std::sync::Mutex::new(HashMap::new()),
             processes: ProcessRegistry::default(),
             login_env: tokio::sync::RwLock::new(None),

@@ -10,7 +10,9 @@ use std::sync::{
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::{Concurrency, Tool, ToolContext, ToolError, files, optional_str, required_str};
+use super::{
+    Concurrency, Tool, ToolContext, ToolError, files, optional_str, required_str, write_guard,
+};
 
 async fn blocking(work: impl FnOnce() -> Value + Send + 'static) -> Result<Value, ToolError> {
     tokio::task::spawn_blocking(work)
@@ -76,6 +78,9 @@ impl Tool for WriteFileTool {
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let path = ctx.resolve_path(required_str(&args, "path")?);
         let content = required_str(&args, "content")?.to_string();
+        if let Err(refusal) = write_guard::guard_writes(ctx, std::slice::from_ref(&path)).await {
+            return Ok(serde_json::json!({ "error": refusal }));
+        }
         blocking(move || files::write_file(&path, &content)).await
     }
 }

@@ -14,6 +14,7 @@ mod session_search;
 mod spill;
 mod terminal_tools;
 mod todo;
+mod write_guard;
 
 use async_trait::async_trait;
 use serde_json::Value;

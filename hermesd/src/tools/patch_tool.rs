@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::{Concurrency, Tool, ToolContext, ToolError, optional_str, patch};
+use super::{Concurrency, Tool, ToolContext, ToolError, optional_str, patch, write_guard};
 
 pub struct PatchTool;
 
@@ -41,6 +41,21 @@ impl Tool for PatchTool {
     }
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let mode = optional_str(&args, "mode").unwrap_or("replace");
+        let targets: Vec<std::path::PathBuf> = match mode {
+            "patch" => optional_str(&args, "patch")
+                .map(patch::touched_paths)
+                .unwrap_or_default()
+                .iter()
+                .map(|p| ctx.resolve_path(p))
+                .collect(),
+            _ => optional_str(&args, "path")
+                .map(|p| ctx.resolve_path(p))
+                .into_iter()
+                .collect(),
+        };
+        if let Err(refusal) = write_guard::guard_writes(ctx, &targets).await {
+            return Ok(json!({ "success": false, "error": refusal }));
+        }
         let work: Box<dyn FnOnce() -> Value + Send> = match mode {
             "patch" => {
                 let text = optional_str(&args, "patch")
