@@ -37,6 +37,30 @@ enum Emit {
     },
 }
 
+/// A queued durable event; dropping it does not cancel the write.
+#[derive(Debug)]
+pub struct PendingWrite(oneshot::Receiver<Result<i64, StoreError>>);
+
+impl PendingWrite {
+    /// Wait until it is stored (or failed).
+    pub async fn wait(self) -> Result<i64, StoreError> {
+        self.0
+            .await
+            .map_err(|_| StoreError::Task("the session's publisher stopped".into()))?
+    }
+
+    /// `Some` once it is stored or failed, without waiting.
+    pub fn poll_done(&mut self) -> Option<Result<i64, StoreError>> {
+        match self.0.try_recv() {
+            Ok(result) => Some(result),
+            Err(oneshot::error::TryRecvError::Empty) => None,
+            Err(oneshot::error::TryRecvError::Closed) => Some(Err(StoreError::Task(
+                "the session's publisher stopped".into(),
+            ))),
+        }
+    }
+}
+
 /// An answer a client gave to a question (approval decision or clarify text) and who gave it.
 #[derive(Debug, Clone)]
 pub struct Answer {
@@ -98,7 +122,23 @@ fn now() -> prost_types::Timestamp {
     }
 }
 
-/// The publisher: numbers events in arrival order, stores durable ones, then broadcasts.
+/// Durable events stored in one transaction, at most.
+const MAX_BATCH: usize = 64;
+
+fn stamp(session_id: &str, seq: u64, turn_id: String, kind: Kind) -> pb::SessionEvent {
+    pb::SessionEvent {
+        session_id: session_id.to_string(),
+        seq,
+        turn_id,
+        at: Some(now()),
+        kind: Some(kind),
+    }
+}
+
+type Reply = oneshot::Sender<Result<i64, StoreError>>;
+
+/// The publisher: numbers events in arrival order, stores durable ones (consecutive ones in one
+/// transaction), then broadcasts them in order.
 async fn publish(
     session_id: String,
     mut last_seq: u64,
@@ -106,50 +146,71 @@ async fn publish(
     events: broadcast::Sender<Arc<pb::SessionEvent>>,
     mut inbox: mpsc::UnboundedReceiver<Emit>,
 ) {
-    while let Some(emit) = inbox.recv().await {
-        last_seq += 1;
-        let seq = last_seq;
-        match emit {
-            Emit::Transient { turn_id, kind } => {
-                let event = pb::SessionEvent {
-                    session_id: session_id.clone(),
-                    seq,
+    while let Some(first) = inbox.recv().await {
+        let mut items: Vec<(u64, String, PersistFn)> = Vec::new();
+        let mut replies: Vec<Reply> = Vec::new();
+        let mut transient_after = None;
+        let mut next = Some(first);
+        while let Some(emit) = next.take() {
+            match emit {
+                Emit::Durable {
                     turn_id,
-                    at: Some(now()),
-                    kind: Some(kind),
-                };
-                let _ = events.send(Arc::new(event));
-            }
-            Emit::Durable {
-                turn_id,
-                make,
-                reply,
-            } => {
-                let id = session_id.clone();
-                let stored = store
-                    .write(move |tx| {
-                        let (kind, value) = make(tx)?;
-                        let name = kind_name(&kind);
-                        let event = pb::SessionEvent {
-                            session_id: id.clone(),
-                            seq,
-                            turn_id: turn_id.clone(),
-                            at: Some(now()),
-                            kind: Some(kind),
-                        };
-                        let turn = Some(turn_id.as_str()).filter(|t| !t.is_empty());
-                        store::put_event(tx, &id, seq as i64, turn, name, &event.encode_to_vec())?;
-                        Ok((event, value))
-                    })
-                    .await;
-                let value = stored.map(|(event, value)| {
-                    let _ = events.send(Arc::new(event));
-                    value
-                });
-                if let Err(e) = &value {
-                    tracing::error!(session = %session_id, seq, error = %e, "cannot store an event");
+                    make,
+                    reply,
+                } => {
+                    last_seq += 1;
+                    items.push((last_seq, turn_id, make));
+                    replies.push(reply);
+                    if items.len() < MAX_BATCH {
+                        next = inbox.try_recv().ok();
+                    }
                 }
-                let _ = reply.send(value);
+                Emit::Transient { turn_id, kind } => transient_after = Some((turn_id, kind)),
+            }
+        }
+        if !items.is_empty() {
+            store_batch(&session_id, &store, &events, items, replies).await;
+        }
+        if let Some((turn_id, kind)) = transient_after {
+            last_seq += 1;
+            let _ = events.send(Arc::new(stamp(&session_id, last_seq, turn_id, kind)));
+        }
+    }
+}
+
+async fn store_batch(
+    session_id: &str,
+    store: &Store,
+    events: &broadcast::Sender<Arc<pb::SessionEvent>>,
+    items: Vec<(u64, String, PersistFn)>,
+    replies: Vec<Reply>,
+) {
+    let id = session_id.to_string();
+    let stored = store
+        .write(move |tx| {
+            let mut out = Vec::with_capacity(items.len());
+            for (seq, turn_id, make) in items {
+                let (kind, value) = make(tx)?;
+                let name = kind_name(&kind);
+                let event = stamp(&id, seq, turn_id, kind);
+                let turn = Some(event.turn_id.as_str()).filter(|t| !t.is_empty());
+                store::put_event(tx, &id, seq as i64, turn, name, &event.encode_to_vec())?;
+                out.push((event, value));
+            }
+            Ok(out)
+        })
+        .await;
+    match stored {
+        Ok(done) => {
+            for ((event, value), reply) in done.into_iter().zip(replies) {
+                let _ = events.send(Arc::new(event));
+                let _ = reply.send(Ok(value));
+            }
+        }
+        Err(e) => {
+            tracing::error!(session = %session_id, error = %e, "cannot store events");
+            for reply in replies {
+                let _ = reply.send(Err(StoreError::Task(format!("cannot store events: {e}"))));
             }
         }
     }
@@ -186,23 +247,25 @@ impl LiveSession {
         });
     }
 
+    /// Queue an event (built by `make` inside the transaction) to be stored, then published;
+    /// the receiver gets the outcome. Events are stored and published in queue order.
+    pub fn queue_durable(&self, turn_id: &str, make: PersistFn) -> PendingWrite {
+        let (reply, answer) = oneshot::channel();
+        let _ = self.emit.send(Emit::Durable {
+            turn_id: turn_id.to_string(),
+            make,
+            reply,
+        });
+        PendingWrite(answer)
+    }
+
     /// Store an event (built by `make` inside the transaction), then publish it.
     pub async fn emit_durable_with(
         &self,
         turn_id: &str,
         make: PersistFn,
     ) -> Result<i64, StoreError> {
-        let (reply, answer) = oneshot::channel();
-        self.emit
-            .send(Emit::Durable {
-                turn_id: turn_id.to_string(),
-                make,
-                reply,
-            })
-            .map_err(|_| StoreError::Task("the session's publisher stopped".into()))?;
-        answer
-            .await
-            .map_err(|_| StoreError::Task("the session's publisher stopped".into()))?
+        self.queue_durable(turn_id, make).wait().await
     }
 
     /// Store and publish an event.

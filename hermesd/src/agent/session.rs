@@ -220,6 +220,7 @@ async fn run(
         cwd,
         port,
         tool_settings,
+        writes: std::sync::Mutex::new(Vec::new()),
     };
     let outcome = turn.drive(&input.text, &input.source_client).await;
     live.end_turn();

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     history,
-    live::LiveSession,
+    live::{LiveSession, PendingWrite},
     loop_guard::{LoopGuard, Verdict},
     port::LivePort,
     repair,
@@ -68,6 +68,9 @@ pub(super) struct Turn {
     pub cwd: PathBuf,
     pub port: Arc<LivePort>,
     pub tool_settings: Arc<ToolSettings>,
+    /// Writes queued but not yet confirmed: the loop goes on while they are stored (in order,
+    /// before their events are published) and the turn waits for all of them before it ends.
+    pub writes: std::sync::Mutex<Vec<PendingWrite>>,
 }
 
 /// Why the loop stopped early.
@@ -84,6 +87,8 @@ struct Tally {
     answered_by: String,
     iterations: u32,
     tool_calls: u32,
+    /// Time spent running tools (for the per-iteration overhead log).
+    tool_time: std::time::Duration,
 }
 
 fn pb_class(class: ErrorClass) -> pb::ErrorClass {
@@ -131,7 +136,7 @@ impl Turn {
             )
             .await?;
         let text = input.to_string();
-        self.persist(
+        self.queue_message(
             NewMessage {
                 role: "user".into(),
                 content: text.clone(),
@@ -144,6 +149,7 @@ impl Turn {
                 })
             },
         )
+        .wait()
         .await?;
         let session = self.session_id.clone();
         let rows = self
@@ -188,17 +194,19 @@ impl Turn {
                 return Ok(TurnEnd::Interrupted);
             }
             let grace = tally.iterations >= max;
+            let began = std::time::Instant::now();
             let completion = match self.call_model(messages, grace, tally).await {
                 Ok(c) => c,
                 Err(Stop::Interrupted) => return Ok(TurnEnd::Interrupted),
                 Err(Stop::Failed(end)) => return Ok(end),
             };
+            let model_time = began.elapsed();
             let calls = if grace {
                 Vec::new()
             } else {
                 completion.tool_calls.clone()
             };
-            self.store_assistant(&completion, &calls).await?;
+            self.store_assistant(&completion, &calls)?;
             messages.push(ChatMessage {
                 role: Some(Role::Assistant),
                 content: completion.text.clone(),
@@ -217,7 +225,19 @@ impl Turn {
             if calls.is_empty() {
                 return Ok(TurnEnd::Finished);
             }
-            if let Some(stop) = self.run_tools(&calls, messages, &mut guard, tally).await? {
+            let tools_before = tally.tool_time;
+            let stop = self.run_tools(&calls, messages, &mut guard, tally).await?;
+            let tool_time = tally.tool_time - tools_before;
+            let overhead = began.elapsed().saturating_sub(model_time + tool_time);
+            tracing::debug!(
+                session = %self.session_id,
+                iteration = tally.iterations,
+                model_us = model_time.as_micros() as u64,
+                tools_us = tool_time.as_micros() as u64,
+                overhead_us = overhead.as_micros() as u64,
+                "iteration"
+            );
+            if let Some(stop) = stop {
                 return Ok(stop);
             }
         }
@@ -323,11 +343,11 @@ impl Turn {
         Ok(completion)
     }
 
-    async fn store_assistant(
+    fn store_assistant(
         &self,
         completion: &Completion,
         calls: &[ToolCall],
-    ) -> Result<i64, StoreError> {
+    ) -> Result<(), StoreError> {
         let text = completion.text.clone();
         let reasoning = completion.reasoning.clone();
         let calls_json = history::tool_calls_json(calls);
@@ -349,25 +369,69 @@ impl Turn {
                 tool_calls: calls_json.unwrap_or_default(),
             })
         })
-        .await
     }
 
-    /// Store a message and the event that announces it in one transaction.
-    async fn persist(
+    /// Queue a message and the event that announces it, stored in one transaction.
+    fn queue_message(
         &self,
         message: NewMessage,
         event: impl FnOnce(i64) -> Kind + Send + 'static,
-    ) -> Result<i64, StoreError> {
+    ) -> PendingWrite {
         let session = self.session_id.clone();
-        self.live
-            .emit_durable_with(
-                &self.turn_id,
-                Box::new(move |tx| {
-                    let id = store::append_message(tx, &session, &message)?;
-                    Ok((event(id), id))
-                }),
-            )
-            .await
+        self.live.queue_durable(
+            &self.turn_id,
+            Box::new(move |tx| {
+                let id = store::append_message(tx, &session, &message)?;
+                Ok((event(id), id))
+            }),
+        )
+    }
+
+    /// Queue a message without waiting for it; a failed earlier write stops the turn here.
+    fn persist(
+        &self,
+        message: NewMessage,
+        event: impl FnOnce(i64) -> Kind + Send + 'static,
+    ) -> Result<(), StoreError> {
+        self.check_writes()?;
+        let pending = self.queue_message(message, event);
+        self.track(pending);
+        Ok(())
+    }
+
+    fn track(&self, pending: PendingWrite) {
+        if let Ok(mut writes) = self.writes.lock() {
+            writes.push(pending);
+        }
+    }
+
+    /// Drop confirmed writes; the first failure becomes the turn's error.
+    fn check_writes(&self) -> Result<(), StoreError> {
+        let Ok(mut writes) = self.writes.lock() else {
+            return Ok(());
+        };
+        let mut failure = None;
+        writes.retain_mut(|w| match w.poll_done() {
+            None => true,
+            Some(Ok(_)) => false,
+            Some(Err(e)) => {
+                failure.get_or_insert(e);
+                false
+            }
+        });
+        failure.map_or(Ok(()), Err)
+    }
+
+    /// Wait for every queued write.
+    async fn flush_writes(&self) -> Result<(), StoreError> {
+        let pending: Vec<PendingWrite> = match self.writes.lock() {
+            Ok(mut writes) => writes.drain(..).collect(),
+            Err(_) => Vec::new(),
+        };
+        for write in pending {
+            write.wait().await?;
+        }
+        Ok(())
     }
 
     fn context(&self, call: &ToolCall) -> ToolContext {
@@ -403,8 +467,7 @@ impl Turn {
             for call in calls {
                 let content =
                     serde_json::json!({ "error": format!("not run: {reason}") }).to_string();
-                self.store_result(call, &content, false, "not run (loop guard)", 0, messages)
-                    .await?;
+                self.store_result(call, &content, false, "not run (loop guard)", 0, messages)?;
             }
             return Ok(Some(TurnEnd::Failed {
                 class: pb::ErrorClass::LoopDetected,
@@ -426,7 +489,7 @@ impl Turn {
         if parallel {
             // The whole batch starts at once: every start is announced before any finish.
             for call in calls {
-                self.announce_start(call).await;
+                self.announce_start(call);
             }
         }
         let toolbox = &self.toolbox;
@@ -438,7 +501,7 @@ impl Turn {
                     return interrupted_outcome();
                 }
                 if !parallel {
-                    self.announce_start(call).await;
+                    self.announce_start(call);
                 }
                 toolbox.dispatch(call, &ctx).await
             });
@@ -446,7 +509,12 @@ impl Turn {
         let mut results = futures_util::stream::iter(pending).buffered(width);
         let last_index = calls.len() - 1;
         let mut index = 0;
-        while let Some(mut outcome) = results.next().await {
+        loop {
+            let waited = std::time::Instant::now();
+            let Some(mut outcome) = results.next().await else {
+                break;
+            };
+            tally.tool_time += waited.elapsed();
             let call = &calls[index];
             if let Verdict::Warn(warning) = &verdicts[index] {
                 outcome.content = annotate(&outcome.content, "_loop_warning", warning);
@@ -464,22 +532,22 @@ impl Turn {
                 &outcome.summary,
                 outcome.duration_ms,
                 messages,
-            )
-            .await?;
+            )?;
             index += 1;
         }
         Ok(None)
     }
 
-    async fn announce_start(&self, call: &ToolCall) {
+    fn announce_start(&self, call: &ToolCall) {
         let started = Kind::ToolStarted(pb::ToolStarted {
             call_id: call.id.clone(),
             name: call.name.clone(),
             arguments: call.arguments.clone(),
         });
-        if let Err(e) = self.live.emit_durable(&self.turn_id, started).await {
-            tracing::warn!(error = %e, "cannot store a tool start");
-        }
+        let pending = self
+            .live
+            .queue_durable(&self.turn_id, Box::new(move |_| Ok((started, 0))));
+        self.track(pending);
     }
 
     fn budget_note(&self, used: u32) -> Option<String> {
@@ -498,7 +566,7 @@ impl Turn {
         }
     }
 
-    async fn store_result(
+    fn store_result(
         &self,
         call: &ToolCall,
         content: &str,
@@ -522,8 +590,7 @@ impl Turn {
                 ..NewMessage::default()
             },
             move |_| Kind::ToolFinished(finished),
-        )
-        .await?;
+        )?;
         messages.push(ChatMessage {
             role: Some(Role::Tool),
             content: content.to_string(),
@@ -536,6 +603,7 @@ impl Turn {
 
     /// The closing event, with the session's model and cost brought up to date.
     async fn finish(&self, end: &TurnEnd, answer: &str, tally: &Tally) -> Result<(), StoreError> {
+        self.flush_writes().await?;
         let kind = match end {
             TurnEnd::Finished => Kind::TurnFinished(pb::TurnFinished {
                 final_text: answer.to_string(),
