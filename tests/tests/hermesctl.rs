@@ -31,7 +31,11 @@ fn status_and_daemon_lifecycle() {
 
     let out = home.ctl(&["status"]).ok();
     assert!(
-        out.starts_with(&format!("hermesd {} (protocol 1)", hermes_proto::VERSION)),
+        out.starts_with(&format!(
+            "hermesd {} (protocol {})",
+            hermes_proto::VERSION,
+            hermes_proto::PROTOCOL_VERSION
+        )),
         "{out}"
     );
     assert!(out.contains(&home.socket().display().to_string()), "{out}");
@@ -51,7 +55,7 @@ fn status_and_daemon_lifecycle() {
             "db_bytes",
         ],
     );
-    assert_eq!(status["protocol_version"], 1);
+    assert_eq!(status["protocol_version"], hermes_proto::PROTOCOL_VERSION);
     let pid = status["pid"].as_u64().unwrap();
 
     let out = home.ctl(&["daemon", "status"]).ok();
