@@ -85,9 +85,17 @@ impl Attached {
 
     /// Events until one of kind `name` (inclusive).
     pub async fn until(&mut self, name: &str) -> Vec<pb::SessionEvent> {
-        let mut seen = Vec::new();
+        let mut seen: Vec<pb::SessionEvent> = Vec::new();
         loop {
-            let event = self.next().await;
+            let event =
+                tokio::time::timeout(std::time::Duration::from_secs(20), self.events.message())
+                    .await
+                    .unwrap_or_else(|_| {
+                        let kinds: Vec<&str> = seen.iter().map(kind_name).collect();
+                        panic!("no `{name}` within 20 s; saw {kinds:?}")
+                    })
+                    .unwrap()
+                    .expect("the stream is open");
             let done = kind_name(&event) == name;
             seen.push(event);
             if done {

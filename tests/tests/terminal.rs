@@ -441,3 +441,32 @@ async fn hermesctl_send_on_a_terminal_asks_inline() {
     assert!(shown.contains("asked and done"), "{shown}");
     assert!(!victim.exists(), "approved inline, so it ran");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approval_always_is_remembered_across_sessions_and_restarts() {
+    let server = FakeLlm::start(vec![
+        terminal("rm -rf victim"),
+        Reply::text("first"),
+        terminal("rm -rf victim"),
+        Reply::text("second"),
+    ])
+    .await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    configure(&home, &server, "");
+    home.ctl_async(&["status"]).await.ok();
+    let (_, victim) = turn_with_answer(&home, Some("always")).await;
+    assert!(!victim.exists());
+    home.ctl_async(&["daemon", "restart"]).await.ok();
+    std::fs::create_dir_all(&victim).unwrap();
+    let cwd = home.path().to_str().unwrap();
+    let out = home
+        .ctl_async(&["send", "--json", "--cwd", cwd, "again"])
+        .await
+        .json();
+    assert_eq!(out["answer"], "second");
+    assert!(
+        !victim.exists(),
+        "approved forever: runs with nobody attached"
+    );
+}

@@ -41,8 +41,13 @@ enum Waited {
 }
 
 impl LivePort {
-    async fn wait(&self, question_id: &str) -> Waited {
-        let answer = self.live.ask(question_id);
+    /// Wait for the answer to a question registered with `LiveSession::ask` (registered before
+    /// the question is published, so an answer can never arrive before anyone listens).
+    async fn wait(
+        &self,
+        question_id: &str,
+        answer: tokio::sync::oneshot::Receiver<super::live::Answer>,
+    ) -> Waited {
         let waited = tokio::select! {
             answer = answer => answer.map_or(Waited::Interrupted, Waited::Answer),
             () = tokio::time::sleep(self.policy.timeout) => Waited::TimedOut,
@@ -121,6 +126,7 @@ impl TurnPort for LivePort {
             ));
         }
         let id = ids::short_id("appr");
+        let answer = self.live.ask(&id);
         self.emit(Kind::ApprovalRequested(pb::ApprovalRequested {
             id: id.clone(),
             command: request.command.clone(),
@@ -132,7 +138,7 @@ impl TurnPort for LivePort {
         .await;
         self.live
             .set_state(&self.turn_id, pb::SessionState::WaitingApproval);
-        let waited = self.wait(&id).await;
+        let waited = self.wait(&id, answer).await;
         self.live
             .set_state(&self.turn_id, pb::SessionState::Running);
         let (decision, by) = match &waited {
@@ -183,6 +189,7 @@ impl TurnPort for LivePort {
             );
         }
         let id = ids::short_id("ask");
+        let answer = self.live.ask(&id);
         self.emit(Kind::ClarifyRequested(pb::ClarifyRequested {
             id: id.clone(),
             question: question.to_string(),
@@ -191,7 +198,7 @@ impl TurnPort for LivePort {
         .await;
         self.live
             .set_state(&self.turn_id, pb::SessionState::WaitingClarify);
-        let waited = self.wait(&id).await;
+        let waited = self.wait(&id, answer).await;
         self.live
             .set_state(&self.turn_id, pb::SessionState::Running);
         match waited {
