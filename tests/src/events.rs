@@ -105,6 +105,22 @@ impl Attached {
     }
 }
 
+/// A new session (source `cli`) with this working directory.
+pub async fn create_session(socket: &std::path::Path, cwd: &std::path::Path) -> pb::Session {
+    let channel = hermes_proto::client::connect(socket).await.unwrap();
+    SessionsClient::new(channel)
+        .create(pb::CreateSessionRequest {
+            source: "cli".into(),
+            cwd: cwd.display().to_string(),
+            ..pb::CreateSessionRequest::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .session
+        .unwrap()
+}
+
 /// Every stored event of a session (the replay part of an attach).
 pub async fn stored(socket: &std::path::Path, session_id: &str) -> Vec<pb::SessionEvent> {
     let mut attached = Attached::open(socket, session_id, 0, true).await;

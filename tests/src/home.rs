@@ -49,6 +49,17 @@ impl TestHome {
         std::fs::write(path, text).expect("write file");
     }
 
+    /// Point this home's model at a fake server (OpenAI format), plus `extra` YAML.
+    pub fn use_fake_model(&self, server: &crate::fake_llm::FakeLlm, extra: &str) {
+        self.write(
+            "config.yaml",
+            &format!(
+                "model:\n  provider: custom\n  default: fake-model\n  base_url: {}\n  api_key: sk-test\n{extra}",
+                server.openai_base()
+            ),
+        );
+    }
+
     /// A command with a clean environment pointing at this home.
     pub fn command(&self, program: &Path) -> Command {
         let mut command = Command::new(program);

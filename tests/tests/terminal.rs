@@ -27,14 +27,7 @@ fn configure(home: &TestHome, server: &FakeLlm, extra: &str) {
 }
 
 fn last_tool_result(request: &RecordedRequest) -> String {
-    request.body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap().to_string())
-        .unwrap()
+    request.tool_results().pop().unwrap()
 }
 
 fn terminal(command: &str) -> Reply {
@@ -117,21 +110,6 @@ async fn wait_until(what: &str, mut check: impl FnMut() -> bool) {
     panic!("timed out waiting until {what}");
 }
 
-async fn new_session(home: &TestHome) -> pb::Session {
-    let channel = hermes_proto::client::connect(&home.socket()).await.unwrap();
-    pb::sessions_client::SessionsClient::new(channel)
-        .create(pb::CreateSessionRequest {
-            source: "cli".into(),
-            cwd: home.path().display().to_string(),
-            ..pb::CreateSessionRequest::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .session
-        .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn an_interrupt_stops_a_running_command() {
     // A marker unique to this run, so a leftover of another run cannot confuse the check.
@@ -141,7 +119,7 @@ async fn an_interrupt_stops_a_running_command() {
     let _stop = StopOnDrop(&home);
     configure(&home, &server, "");
     home.ctl_async(&["status"]).await.ok();
-    let session = new_session(&home).await;
+    let session = events::create_session(&home.socket(), home.path()).await;
     let mut client = Attached::open(&home.socket(), &session.id, 0, false).await;
     client.until("replay_done").await;
     client
@@ -192,7 +170,7 @@ async fn turn_with_answer(
     home: &TestHome,
     answer: Option<&str>,
 ) -> (Vec<pb::SessionEvent>, std::path::PathBuf) {
-    let session = new_session(home).await;
+    let session = events::create_session(&home.socket(), home.path()).await;
     let victim = home.path().join("victim");
     std::fs::create_dir_all(victim.join("inner")).unwrap();
     let mut client = Attached::open(&home.socket(), &session.id, 0, false).await;

@@ -4,28 +4,16 @@
 use hermes_proto::pb::{self, client_frame, session_event::Kind};
 use hermes_tests::{
     TestHome,
-    events::Attached,
+    events::{self, Attached},
     fake_llm::{FakeLlm, RecordedRequest, Reply},
     home::StopOnDrop,
 };
 
-fn configure(home: &TestHome, server: &FakeLlm) {
-    home.write(
-        "config.yaml",
-        &format!(
-            "model:\n  provider: custom\n  default: fake-model\n  base_url: {}\n  api_key: k\n",
-            server.openai_base()
-        ),
-    );
-}
-
 fn tool_results(request: &RecordedRequest) -> Vec<serde_json::Value> {
-    request.body["messages"]
-        .as_array()
-        .unwrap()
+    request
+        .tool_results()
         .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap())
+        .map(|content| serde_json::from_str(content).unwrap())
         .collect()
 }
 
@@ -43,7 +31,7 @@ async fn patch_replaces_fuzzily_and_applies_v4a_patches_with_diffs() {
     .await;
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
-    configure(&home, &server);
+    home.use_fake_model(&server, "");
     let work = tempfile::tempdir().unwrap();
     std::fs::write(work.path().join("a.py"), "def f():\n    return 1\n").unwrap();
     std::fs::write(work.path().join("b.txt"), "one\ntwo\nthree\n").unwrap();
@@ -97,16 +85,9 @@ async fn clarify_asks_the_attached_user_and_says_so_when_nobody_is_there() {
     .await;
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
-    configure(&home, &server);
+    home.use_fake_model(&server, "");
     home.ctl_async(&["status"]).await.ok();
-    let channel = hermes_proto::client::connect(&home.socket()).await.unwrap();
-    let session = pb::sessions_client::SessionsClient::new(channel)
-        .create(pb::CreateSessionRequest::default())
-        .await
-        .unwrap()
-        .into_inner()
-        .session
-        .unwrap();
+    let session = events::create_session(&home.socket(), home.path()).await;
     let mut client = Attached::open(&home.socket(), &session.id, 0, false).await;
     client.until("replay_done").await;
     client
@@ -146,18 +127,6 @@ async fn clarify_asks_the_attached_user_and_says_so_when_nobody_is_there() {
     );
 }
 
-fn tool_names(request: &RecordedRequest) -> Vec<String> {
-    request.body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn toolsets_are_enabled_and_disabled_from_config() {
     let server = FakeLlm::start(vec![Reply::text("a"), Reply::text("b")]).await;
@@ -172,7 +141,7 @@ async fn toolsets_are_enabled_and_disabled_from_config() {
         ),
     );
     home.ctl_async(&["send", "hi"]).await.ok();
-    let names = tool_names(&server.requests()[0]);
+    let names = server.requests()[0].tool_names();
     assert!(names.contains(&"read_file".to_string()), "{names:?}");
     for gone in ["terminal", "process", "clarify"] {
         assert!(!names.contains(&gone.to_string()), "{gone} in {names:?}");
@@ -187,7 +156,7 @@ async fn toolsets_are_enabled_and_disabled_from_config() {
     );
     home.ctl_async(&["daemon", "restart"]).await.ok();
     home.ctl_async(&["send", "hi"]).await.ok();
-    assert_eq!(tool_names(&server.requests()[1]), ["todo"]);
+    assert_eq!(server.requests()[1].tool_names(), ["todo"]);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -200,7 +169,7 @@ async fn session_search_finds_earlier_conversations() {
     .await;
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
-    configure(&home, &server);
+    home.use_fake_model(&server, "");
     let first = home
         .ctl_async(&["send", "--json", "my quokka is called Pip"])
         .await
@@ -237,7 +206,7 @@ async fn file_tools_refuse_the_daemon_config_and_system_paths() {
     ])
     .await;
     let _stop = StopOnDrop(&home);
-    configure(&home, &server);
+    home.use_fake_model(&server, "");
     let before = std::fs::read_to_string(&config).unwrap();
     home.ctl_async(&["send", "change your settings"]).await.ok();
     assert_eq!(std::fs::read_to_string(&config).unwrap(), before);

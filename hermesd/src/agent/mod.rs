@@ -1,6 +1,7 @@
 //! The agent: sessions loaded live, the turn loop, the system prompt and its layers, the loop
 //! guard, orphan repair, and the port through which tools reach the user.
 
+mod batch;
 mod context_files;
 mod history;
 mod identity;

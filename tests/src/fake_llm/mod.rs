@@ -35,6 +35,33 @@ pub struct RecordedRequest {
 }
 
 impl RecordedRequest {
+    /// The contents of the `tool` messages the request carried, in order.
+    pub fn tool_results(&self) -> Vec<String> {
+        self.body["messages"]
+            .as_array()
+            .map(|messages| {
+                messages
+                    .iter()
+                    .filter(|m| m["role"] == "tool")
+                    .filter_map(|m| m["content"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The names of the tools the request offered (OpenAI shape).
+    pub fn tool_names(&self) -> Vec<String> {
+        self.body["tools"]
+            .as_array()
+            .map(|tools| {
+                tools
+                    .iter()
+                    .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The first value of header `name` (lower-case).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
