@@ -8,7 +8,6 @@ mod context;
 mod daemon_process;
 mod error;
 mod output;
-mod yaml_edit;
 
 use std::{io::Write, process::ExitCode};
 

@@ -4,6 +4,7 @@
 pub mod client;
 pub mod env;
 pub mod place;
+pub mod yaml_edit;
 
 /// Generated protobuf messages, clients and servers.
 #[allow(clippy::all, missing_docs)]

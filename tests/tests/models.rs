@@ -207,3 +207,88 @@ async fn with_nothing_configured_a_local_ollama_is_found() {
         .unwrap();
     assert_eq!(chat.body["model"], "llama3.2:3b");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_models_service_sets_the_default_and_the_fallbacks_in_config_yaml() {
+    use hermes_proto::pb::{self, models_client::ModelsClient};
+    let server = FakeLlm::start(Vec::new()).await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.write("config.yaml", "# mine\nmodel:\n  default: old  # keep me\n");
+    home.ctl_async(&["status"]).await.ok();
+    let channel = hermes_proto::client::connect(&home.socket()).await.unwrap();
+    let mut models = ModelsClient::new(channel);
+    let set = models
+        .set_default(pb::SetDefaultModelRequest {
+            r#ref: Some(pb::ModelRef {
+                provider: "custom".into(),
+                model: "fake-model".into(),
+                base_url: server.openai_base(),
+                api_key_env: "FAKE_KEY".into(),
+                api_mode: String::new(),
+            }),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(set.model.unwrap().r#ref.unwrap().model, "fake-model");
+    let text = std::fs::read_to_string(home.path().join("config.yaml")).unwrap();
+    assert!(text.starts_with("# mine\n"), "{text}");
+    assert!(text.contains("default: fake-model  # keep me"), "{text}");
+    assert!(text.contains("api_key: ${FAKE_KEY}"), "{text}");
+
+    let fallbacks = models
+        .set_fallbacks(pb::SetFallbacksRequest {
+            fallbacks: vec![pb::ModelRef {
+                provider: "custom".into(),
+                model: "backup".into(),
+                base_url: server.openai_base(),
+                ..pb::ModelRef::default()
+            }],
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .fallbacks;
+    assert_eq!(fallbacks.len(), 1);
+    assert_eq!(fallbacks[0].model, "backup");
+    let got = models
+        .get_fallbacks(pb::GetFallbacksRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(got.fallbacks[0].model, "backup");
+
+    let bad = models
+        .set_default(pb::SetDefaultModelRequest {
+            r#ref: Some(pb::ModelRef {
+                model: "x".into(),
+                api_key_env: "NOT A NAME".into(),
+                ..pb::ModelRef::default()
+            }),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code(), tonic::Code::InvalidArgument);
+    let unknown = models
+        .set_default(pb::SetDefaultModelRequest {
+            r#ref: Some(pb::ModelRef {
+                model: "x".into(),
+                api_mode: "telepathy".into(),
+                ..pb::ModelRef::default()
+            }),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        unknown.code(),
+        tonic::Code::InvalidArgument,
+        "{}",
+        unknown.message()
+    );
+    let after = std::fs::read_to_string(home.path().join("config.yaml")).unwrap();
+    assert!(
+        after.contains("default: fake-model"),
+        "a rejected change is undone: {after}"
+    );
+}

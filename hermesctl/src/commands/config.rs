@@ -1,24 +1,15 @@
 //! `hermesctl config path|get|set`: direct edits of config.yaml that keep its comments, then a
 //! reload of a running daemon (never a start), so a config that stops the daemon can be repaired.
 
-use std::{
-    fs,
-    io::Write,
-    os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt},
-    path::Path,
-};
+use std::path::Path;
 
-use hermes_proto::pb;
-use serde_json::json;
-
-use crate::{
-    cli::ConfigCommand,
-    connection,
-    context::Context,
-    error::CliError,
-    output,
+use hermes_proto::{
+    pb,
     yaml_edit::{self, EditError},
 };
+use serde_json::json;
+
+use crate::{cli::ConfigCommand, connection, context::Context, error::CliError, output};
 
 pub async fn run(ctx: &Context, command: ConfigCommand) -> Result<(), CliError> {
     let path = ctx.home.config_file();
@@ -119,46 +110,14 @@ pub async fn reload_running(ctx: &Context) -> Reload {
 }
 
 pub fn read(path: &Path) -> Result<String, CliError> {
-    match fs::read_to_string(path) {
-        Ok(text) => Ok(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
-        Err(e) => Err(CliError::new(format!(
-            "cannot read {}: {e}",
-            path.display()
-        ))),
-    }
+    yaml_edit::read_config(path)
+        .map_err(|e| CliError::new(format!("cannot read {}: {e}", path.display())))
 }
 
 /// Write next to the file and rename over it, keeping the file's mode (0600 for a new file).
 pub fn write_atomically(path: &Path, text: &str) -> Result<(), CliError> {
-    let fail = |verb: &str, e: std::io::Error| {
-        CliError::new(format!("cannot {verb} {}: {e}", path.display()))
-    };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| fail("create the directory of", e))?;
-    let mode = fs::metadata(path)
-        .map(|m| m.permissions().mode() & 0o7777)
-        .unwrap_or(0o600);
-    let temp = dir.join(format!(".config.yaml.{}.tmp", std::process::id()));
-    let written = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(mode)
-        .open(&temp)
-        .and_then(|mut file| {
-            file.write_all(text.as_bytes())?;
-            file.sync_all()
-        });
-    if let Err(e) = written.and_then(|()| fs::rename(&temp, path)) {
-        let _ = fs::remove_file(&temp);
-        return Err(fail("write", e));
-    }
-    Ok(())
+    yaml_edit::write_atomically(path, text)
+        .map_err(|e| CliError::new(format!("cannot write {}: {e}", path.display())))
 }
 
 pub fn edit_error(path: &Path, e: EditError) -> CliError {

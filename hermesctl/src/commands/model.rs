@@ -4,7 +4,9 @@ use hermes_proto::pb;
 use serde_json::{Value, json};
 
 use super::config::{Reload, edit_error, read, reload_running, write_atomically};
-use crate::{cli::ModelCommand, connection, context::Context, error::CliError, output, yaml_edit};
+use hermes_proto::yaml_edit;
+
+use crate::{cli::ModelCommand, connection, context::Context, error::CliError, output};
 
 pub async fn run(ctx: &Context, command: ModelCommand) -> Result<(), CliError> {
     match command {

@@ -1,6 +1,7 @@
 //! Layered configuration: built-in defaults < `config.yaml` < process environment < `$HERMES_HOME/.env`
 //! < command-line flags, then `${VAR}` expansion, then typed sections. Unknown keys are kept.
 
+pub mod edit;
 mod error;
 mod layers;
 mod sections;

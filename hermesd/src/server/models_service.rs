@@ -1,13 +1,13 @@
 //! The `Models` service: the configured chain, each model's context window and prices, and a
-//! one-token test call. The configuration itself is edited in config.yaml (`hermesctl model set`).
+//! one-token test call; setting the default model and the fallbacks edits config.yaml and reloads.
 
 use std::{sync::Arc, time::Instant};
 
 use hermes_proto::pb;
 use tonic::{Request, Response, Status};
 
-use super::convert::not_built;
 use crate::{
+    config::edit,
     llm::{self, ChatMessage, ChatRequest, Endpoint, StreamEvent},
     state::DaemonState,
 };
@@ -15,6 +15,37 @@ use crate::{
 #[derive(Debug)]
 pub struct ModelsService {
     pub state: Arc<DaemonState>,
+}
+
+/// The config keys of a model reference (as under `model:`; `default` is the model name).
+fn model_fields(wanted: &pb::ModelRef) -> Result<Vec<(&'static str, serde_yaml::Value)>, Status> {
+    let text = |s: &str| serde_yaml::Value::String(s.trim().to_string());
+    let model = wanted.model.trim();
+    if model.is_empty() {
+        return Err(Status::invalid_argument(
+            "a model name is required, e.g. provider openrouter, model anthropic/claude-sonnet-4",
+        ));
+    }
+    let mut fields = vec![("default", text(model))];
+    if !wanted.provider.trim().is_empty() {
+        fields.push(("provider", text(&wanted.provider.trim().to_lowercase())));
+    }
+    if !wanted.base_url.trim().is_empty() {
+        fields.push(("base_url", text(&wanted.base_url)));
+    }
+    let var = wanted.api_key_env.trim();
+    if !var.is_empty() {
+        if !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(Status::invalid_argument(format!(
+                "api_key_env `{var}` is not an environment variable name"
+            )));
+        }
+        fields.push(("api_key", text(&format!("${{{var}}}"))));
+    }
+    if !wanted.api_mode.trim().is_empty() {
+        fields.push(("api_mode", text(&wanted.api_mode)));
+    }
+    Ok(fields)
 }
 
 fn api_mode_word(mode: llm::ApiMode) -> &'static str {
@@ -40,6 +71,44 @@ fn model_ref(endpoint: &Endpoint) -> pb::ModelRef {
 }
 
 impl ModelsService {
+    /// Write `edits` to config.yaml and reload; a result the daemon cannot use (bad config, a
+    /// model chain that does not resolve) is undone and reported.
+    async fn edit_config(&self, edits: Vec<(String, serde_yaml::Value)>) -> Result<(), Status> {
+        let path = self.state.home.config_file();
+        let applied = tokio::task::spawn_blocking(move || {
+            let edits: Vec<(&str, serde_yaml::Value)> =
+                edits.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+            edit::apply(&path, &edits)
+        })
+        .await
+        .map_err(|e| Status::internal(format!("the config edit failed: {e}")))?
+        .map_err(|e| match e {
+            edit::EditFailure::Edit { .. } => Status::failed_precondition(e.to_string()),
+            edit::EditFailure::Io { .. } => Status::internal(e.to_string()),
+        })?;
+        let problem = match self.state.reload() {
+            Err(e) => Some(e.to_string()),
+            Ok(_) => {
+                let config = self.state.config();
+                llm::endpoints(&config.tree, &config.env)
+                    .err()
+                    .map(|e| e.to_string())
+            }
+        };
+        if let Some(problem) = problem {
+            let undone = tokio::task::spawn_blocking(move || edit::undo(&applied)).await;
+            if !matches!(undone, Ok(Ok(()))) {
+                tracing::error!("cannot restore config.yaml after a rejected edit");
+            }
+            let _ = self.state.reload();
+            return Err(Status::invalid_argument(format!(
+                "the change was not kept: {problem}"
+            )));
+        }
+        tracing::info!("model configuration changed through the Models service");
+        Ok(())
+    }
+
     async fn chain(&self) -> Result<llm::Chain, Status> {
         let config = self.state.config();
         let client = self.state.http_client().await.map_err(Status::internal)?;
@@ -97,12 +166,24 @@ impl pb::models_server::Models for ModelsService {
 
     async fn set_default(
         &self,
-        _request: Request<pb::SetDefaultModelRequest>,
+        request: Request<pb::SetDefaultModelRequest>,
     ) -> Result<Response<pb::SetDefaultModelResponse>, Status> {
-        Err(not_built(
-            "Models.SetDefault",
-            "the model is set in config.yaml; `hermesctl model set PROVIDER:MODEL` edits it and reloads",
-        ))
+        let wanted = request.into_inner().r#ref.unwrap_or_default();
+        let fields = model_fields(&wanted)?;
+        let edits: Vec<(String, serde_yaml::Value)> = fields
+            .into_iter()
+            .map(|(key, value)| (format!("model.{key}"), value))
+            .collect();
+        self.edit_config(edits).await?;
+        let chain = self.chain().await?;
+        let primary = chain
+            .endpoints
+            .first()
+            .ok_or_else(|| Status::failed_precondition(llm::HOW_TO_CONFIGURE))?;
+        let model = self.info(&chain, primary).await;
+        Ok(Response::new(pb::SetDefaultModelResponse {
+            model: Some(model),
+        }))
     }
 
     async fn get_fallbacks(
@@ -117,12 +198,26 @@ impl pb::models_server::Models for ModelsService {
 
     async fn set_fallbacks(
         &self,
-        _request: Request<pb::SetFallbacksRequest>,
+        request: Request<pb::SetFallbacksRequest>,
     ) -> Result<Response<pb::SetFallbacksResponse>, Status> {
-        Err(not_built(
-            "Models.SetFallbacks",
-            "fallbacks are set in config.yaml under fallback_providers (`hermesctl config path`)",
-        ))
+        let mut entries = Vec::new();
+        for wanted in &request.into_inner().fallbacks {
+            let mut entry = serde_yaml::Mapping::new();
+            for (key, value) in model_fields(wanted)? {
+                let key = if key == "default" { "model" } else { key };
+                entry.insert(key.into(), value);
+            }
+            entries.push(serde_yaml::Value::Mapping(entry));
+        }
+        self.edit_config(vec![(
+            "fallback_providers".into(),
+            serde_yaml::Value::Sequence(entries),
+        )])
+        .await?;
+        let chain = self.chain().await?;
+        Ok(Response::new(pb::SetFallbacksResponse {
+            fallbacks: chain.endpoints.iter().skip(1).map(model_ref).collect(),
+        }))
     }
 
     async fn test(

@@ -469,13 +469,26 @@ fn display_messages() {
 
 #[test]
 fn round_trip_through_a_file() {
+    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("config.yaml");
-    std::fs::write(&path, CONFIG).unwrap();
-    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        read_config(&path).unwrap(),
+        "",
+        "a missing file reads as empty"
+    );
+    write_atomically(&path, CONFIG).unwrap();
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "a new config is private");
+    let text = read_config(&path).unwrap();
     let edited = set(&text, "logging.level", &parse_cli_value("debug")).unwrap();
-    std::fs::write(&path, &edited).unwrap();
-    let reread = std::fs::read_to_string(&path).unwrap();
+    write_atomically(&path, &edited).unwrap();
+    let reread = read_config(&path).unwrap();
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no temporary file left"
+    );
     assert_eq!(reread, CONFIG.replace("level: info", "level: debug"));
     assert_eq!(
         get(&reread, "logging.level").unwrap(),

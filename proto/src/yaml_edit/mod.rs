@@ -5,8 +5,12 @@
 //! hands back a snippet to add by hand. Every edit is re-parsed and compared with the intended result before
 //! it is returned, so a wrong line edit never reaches disk.
 
+mod file;
+
 use std::fmt;
 use std::ops::Range;
+
+pub use file::{read_config, write_atomically};
 
 use serde_yaml::{Mapping, Value};
 
