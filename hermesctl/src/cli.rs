@@ -39,6 +39,18 @@ pub enum Command {
         /// Approve every dangerous command in this turn without asking.
         #[arg(long)]
         yolo: bool,
+        /// Print the answer as it streams (with --json: every event as a JSON line).
+        #[arg(long)]
+        stream: bool,
+    },
+    /// Watch a session live: its backlog, then every event as it happens (Ctrl-C stops watching;
+    /// the session goes on).
+    Attach {
+        /// Session id (any segment of the conversation).
+        id: String,
+        /// Only watch: never answer approvals or questions.
+        #[arg(long)]
+        read_only: bool,
     },
     /// See and choose the model: the provider chain, context windows, a test call.
     #[command(subcommand)]
@@ -100,6 +112,13 @@ pub enum SessionsCommand {
     Rm {
         /// Session id.
         id: String,
+    },
+    /// What input arriving during a turn does: queue (run after it), steer (join it), interrupt.
+    Busy {
+        /// Session id.
+        id: String,
+        #[arg(value_parser = ["queue", "steer", "interrupt"])]
+        policy: String,
     },
 }
 

@@ -38,6 +38,7 @@ pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), Serv
     // The login environment for `terminal` is captured once per start, off the start-up path.
     let services = Arc::clone(&state.tool_services);
     tokio::spawn(async move { services.refresh_login_env().await });
+    tokio::spawn(agent::evict_idle_sessions(Arc::clone(&state)));
     let served = serving.await;
     let killed = state.tool_services.processes.kill_all().await;
     if killed > 0 {

@@ -3,7 +3,9 @@
 pub mod config;
 pub mod daemon;
 pub mod docs;
+pub mod events_json;
 pub mod model;
 pub mod send;
 pub mod send_attached;
 pub mod sessions;
+pub mod watch;

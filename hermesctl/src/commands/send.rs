@@ -10,7 +10,7 @@ use std::{
 use hermes_proto::pb;
 use serde_json::json;
 
-use super::send_attached;
+use super::send_attached::{self, Stream};
 use crate::{connection, context::Context, error::CliError, output};
 
 /// What was asked.
@@ -27,6 +27,7 @@ pub async fn run(
     session: Option<String>,
     cwd: Option<PathBuf>,
     yolo: bool,
+    stream: bool,
 ) -> Result<(), CliError> {
     let from_stdin = words.len() == 1 && words[0] == "-";
     let text = if from_stdin {
@@ -57,8 +58,13 @@ pub async fn run(
     };
     let daemon = connection::connect(ctx).await?;
     let interactive = !from_stdin && std::io::stdin().is_terminal();
-    let reply = if interactive {
-        send_attached::run(&daemon, args).await?
+    let stream = match (stream, ctx.json) {
+        (false, _) => Stream::Off,
+        (true, false) => Stream::Text,
+        (true, true) => Stream::Json,
+    };
+    let reply = if interactive || stream != Stream::Off {
+        send_attached::run(&daemon, args, interactive, stream).await?
     } else {
         daemon
             .sessions()
@@ -74,7 +80,9 @@ pub async fn run(
             .await?
             .into_inner()
     };
-    if ctx.json {
+    if stream != Stream::Off {
+        // Already printed as it arrived.
+    } else if ctx.json {
         let usage = reply.usage.unwrap_or_default();
         output::json(&json!({
             "session_id": reply.session_id,

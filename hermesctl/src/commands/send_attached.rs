@@ -1,5 +1,7 @@
-//! `hermesctl send` on a terminal: attach to the session, start the turn, show tool progress on
-//! stderr, answer approvals and questions from the keyboard, Ctrl-C interrupts the turn.
+//! `hermesctl send` attached to its session: on a terminal it shows tool progress on stderr and
+//! answers approvals and questions from the keyboard (Ctrl-C interrupts the turn); with
+//! `--stream` it prints the answer as it arrives (or every event as a JSON line); without a
+//! terminal it denies approvals at once, as a script cannot answer them.
 
 use std::io::Write;
 
@@ -7,7 +9,7 @@ use hermes_proto::pb::{self, client_frame, session_event::Kind};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
-use super::send::SendArgs;
+use super::{events_json, send::SendArgs};
 use crate::{connection::Daemon, error::CliError};
 
 const CLIENT_NAME: &str = "hermesctl send";
@@ -17,7 +19,7 @@ fn frame(kind: client_frame::Kind) -> pb::ClientFrame {
 }
 
 /// Read one line from the terminal without blocking the runtime.
-async fn ask(prompt: String) -> Result<String, CliError> {
+pub async fn ask_line(prompt: String) -> Result<String, CliError> {
     tokio::task::spawn_blocking(move || {
         let mut err = std::io::stderr();
         let _ = write!(err, "{prompt}");
@@ -32,7 +34,7 @@ async fn ask(prompt: String) -> Result<String, CliError> {
     .map_err(|e| CliError::new(format!("cannot read your answer: {e}")))?
 }
 
-fn approval_choice(answer: &str) -> &'static str {
+pub fn approval_choice(answer: &str) -> &'static str {
     match answer.to_lowercase().as_str() {
         "o" | "once" | "y" | "yes" => "once",
         "s" | "session" => "session",
@@ -41,7 +43,23 @@ fn approval_choice(answer: &str) -> &'static str {
     }
 }
 
-pub async fn run(daemon: &Daemon, args: SendArgs) -> Result<pb::SendResponse, CliError> {
+/// How the turn is shown while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    /// Only the final answer (printed by the caller).
+    Off,
+    /// Text deltas on stdout as they arrive.
+    Text,
+    /// Every event of the turn as a JSON line on stdout.
+    Json,
+}
+
+pub async fn run(
+    daemon: &Daemon,
+    args: SendArgs,
+    interactive: bool,
+    stream: Stream,
+) -> Result<pb::SendResponse, CliError> {
     let mut sessions = daemon.sessions();
     let session = match &args.session {
         Some(id) => {
@@ -110,7 +128,9 @@ pub async fn run(daemon: &Daemon, args: SendArgs) -> Result<pb::SendResponse, Cl
                 "the connection to hermesd closed before the turn finished; the turn goes on — see `hermesctl sessions show`",
             ));
         };
-        let Some(kind) = event.kind else { continue };
+        let Some(kind) = event.kind.clone() else {
+            continue;
+        };
         if let Kind::TurnStarted(started) = &kind {
             if turn_id.is_none()
                 && started.source_client == CLIENT_NAME
@@ -129,16 +149,37 @@ pub async fn run(daemon: &Daemon, args: SendArgs) -> Result<pb::SendResponse, Cl
         if turn_id.as_deref() != Some(event.turn_id.as_str()) {
             continue;
         }
+        if stream == Stream::Json {
+            println!("{}", events_json::event_json(&event));
+        }
         match kind {
-            Kind::ToolStarted(tool) => {
+            Kind::TextDelta(delta) if stream == Stream::Text => {
+                print!("{}", delta.text);
+                let _ = std::io::stdout().flush();
+            }
+            Kind::ApprovalRequested(request) if !interactive => {
+                send(client_frame::Kind::ApprovalResponse(pb::ApprovalResponse {
+                    id: request.id,
+                    decision: "deny".into(),
+                }))
+                .await?;
+            }
+            Kind::ClarifyRequested(question) if !interactive => {
+                send(client_frame::Kind::ClarifyResponse(pb::ClarifyResponse {
+                    id: question.id,
+                    answer: "(no answer: the user is not at a terminal; decide yourself)".into(),
+                }))
+                .await?;
+            }
+            Kind::ToolStarted(tool) if interactive => {
                 eprintln!("· {} {}", tool.name, shorten(&tool.arguments, 100));
             }
-            Kind::ToolFinished(done) if !done.ok => {
+            Kind::ToolFinished(done) if interactive && !done.ok => {
                 eprintln!("  ✗ {}", done.summary);
             }
-            Kind::Notice(notice) => eprintln!("note: {}", notice.text),
+            Kind::Notice(notice) if interactive => eprintln!("note: {}", notice.text),
             Kind::ApprovalRequested(request) => {
-                let answer = ask(format!(
+                let answer = ask_line(format!(
                     "\n⚠ {}\n  {}\nAllow? [o]nce / [s]ession / [a]lways / [d]eny: ",
                     request.reason, request.command
                 ))
@@ -155,7 +196,7 @@ pub async fn run(daemon: &Daemon, args: SendArgs) -> Result<pb::SendResponse, Cl
                     prompt.push_str(&format!("  {}. {choice}\n", i + 1));
                 }
                 prompt.push_str("> ");
-                let answer = ask(prompt).await?;
+                let answer = ask_line(prompt).await?;
                 let answer = answer
                     .parse::<usize>()
                     .ok()
@@ -169,6 +210,9 @@ pub async fn run(daemon: &Daemon, args: SendArgs) -> Result<pb::SendResponse, Cl
             }
             Kind::TurnFinished(done) => {
                 let _ = send(client_frame::Kind::Detach(pb::Detach {})).await;
+                if stream == Stream::Text {
+                    println!();
+                }
                 return Ok(pb::SendResponse {
                     session_id: session.id,
                     answer: done.final_text,

@@ -59,6 +59,30 @@ pub async fn run(ctx: &Context, command: SessionsCommand) -> Result<(), CliError
                 ));
             }
         }
+        SessionsCommand::Busy { id, policy } => {
+            let busy = match policy.as_str() {
+                "steer" => pb::BusyPolicy::Steer,
+                "interrupt" => pb::BusyPolicy::Interrupt,
+                _ => pb::BusyPolicy::Queue,
+            };
+            let session = sessions
+                .set_busy_policy(pb::SetBusyPolicyRequest {
+                    id: id.clone(),
+                    busy_policy: busy as i32,
+                })
+                .await?
+                .into_inner()
+                .session
+                .ok_or_else(|| CliError::new("hermesd returned no session"))?;
+            if ctx.json {
+                output::json(&json!({"id": session.id, "busy_policy": policy}));
+            } else {
+                output::line(format!(
+                    "session {}: input during a turn will {policy}",
+                    session.id
+                ));
+            }
+        }
     }
     Ok(())
 }

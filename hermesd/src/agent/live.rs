@@ -1,6 +1,6 @@
-//! Sessions loaded in memory: each has one publisher task that numbers its events, stores the
-//! durable ones and broadcasts all of them in order; the running turn's cancel token; questions
-//! waiting for a client's answer; and the count of interactive clients.
+//! Sessions loaded in memory: each has its publisher (see `publisher.rs`), the running turn's
+//! cancel token, questions waiting for a client's answer, its attached clients, and its turn
+//! state. Sessions nobody uses are evicted after an idle time.
 
 use std::{
     collections::{HashMap, HashSet},
@@ -8,58 +8,16 @@ use std::{
         Arc, Mutex,
         atomic::{AtomicUsize, Ordering},
     },
+    time::{Duration, Instant},
 };
 
 use hermes_proto::pb::{self, session_event::Kind};
-use prost::Message;
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::store::{self, Store, StoreError};
-
-/// Live events a slow subscriber may fall behind by before it is told it lagged.
-const SUBSCRIBER_BUFFER: usize = 1024;
-
-/// Builds a durable event inside the write transaction (e.g. after inserting the message it
-/// refers to) and returns it with a value for the caller.
-pub type PersistFn =
-    Box<dyn FnOnce(&rusqlite::Transaction<'_>) -> Result<(Kind, i64), StoreError> + Send>;
-
-enum Emit {
-    Transient {
-        turn_id: String,
-        kind: Kind,
-    },
-    Durable {
-        turn_id: String,
-        make: PersistFn,
-        reply: oneshot::Sender<Result<i64, StoreError>>,
-    },
-}
-
-/// A queued durable event; dropping it does not cancel the write.
-#[derive(Debug)]
-pub struct PendingWrite(oneshot::Receiver<Result<i64, StoreError>>);
-
-impl PendingWrite {
-    /// Wait until it is stored (or failed).
-    pub async fn wait(self) -> Result<i64, StoreError> {
-        self.0
-            .await
-            .map_err(|_| StoreError::Task("the session's publisher stopped".into()))?
-    }
-
-    /// `Some` once it is stored or failed, without waiting.
-    pub fn poll_done(&mut self) -> Option<Result<i64, StoreError>> {
-        match self.0.try_recv() {
-            Ok(result) => Some(result),
-            Err(oneshot::error::TryRecvError::Empty) => None,
-            Err(oneshot::error::TryRecvError::Closed) => Some(Err(StoreError::Task(
-                "the session's publisher stopped".into(),
-            ))),
-        }
-    }
-}
+use super::publisher::{Emit, Outbox, publish};
+pub use super::publisher::{Partial, PendingWrite, PersistFn};
+use crate::store::{Store, StoreError};
 
 /// An answer a client gave to a question (approval decision or clarify text) and who gave it.
 #[derive(Debug, Clone)]
@@ -68,19 +26,30 @@ pub struct Answer {
     pub by: String,
 }
 
+/// The running turn, if any: its cancel token and input steered into it.
+#[derive(Default)]
+struct RunState {
+    cancel: Option<CancellationToken>,
+    steer: Vec<String>,
+}
+
 /// One session in memory.
 pub struct LiveSession {
     pub id: String,
-    events: broadcast::Sender<Arc<pb::SessionEvent>>,
+    outbox: Arc<Outbox>,
     emit: mpsc::UnboundedSender<Emit>,
     /// Held by the running turn: turns of a session run one at a time, in arrival order.
     pub turn_lock: tokio::sync::Mutex<()>,
-    running: Mutex<Option<CancellationToken>>,
+    running: Mutex<RunState>,
     pending: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
     interactive: AtomicUsize,
     /// Danger patterns the user approved for this session.
     pub approved_keys: Mutex<HashSet<String>>,
     state: Mutex<pb::SessionState>,
+    /// Clients attached now, interactive or not.
+    clients: AtomicUsize,
+    /// When the session last became unused (no turn, no client); `None` while in use.
+    idle_since: Mutex<Option<Instant>>,
 }
 
 impl std::fmt::Debug for LiveSession {
@@ -89,154 +58,56 @@ impl std::fmt::Debug for LiveSession {
     }
 }
 
-fn kind_name(kind: &Kind) -> &'static str {
-    match kind {
-        Kind::TurnStarted(_) => "turn_started",
-        Kind::TurnFinished(_) => "turn_finished",
-        Kind::TurnInterrupted(_) => "turn_interrupted",
-        Kind::TurnFailed(_) => "turn_failed",
-        Kind::TextDelta(_) => "text_delta",
-        Kind::ReasoningDelta(_) => "reasoning_delta",
-        Kind::AssistantMessage(_) => "assistant_message",
-        Kind::ToolStarted(_) => "tool_started",
-        Kind::ToolOutput(_) => "tool_output",
-        Kind::ToolFinished(_) => "tool_finished",
-        Kind::ApprovalRequested(_) => "approval_requested",
-        Kind::ApprovalResolved(_) => "approval_resolved",
-        Kind::ClarifyRequested(_) => "clarify_requested",
-        Kind::ClarifyAnswered(_) => "clarify_answered",
-        Kind::StateChanged(_) => "state_changed",
-        Kind::ClientsChanged(_) => "clients_changed",
-        Kind::Notice(_) => "notice",
-        Kind::Lagged(_) => "lagged",
-        Kind::ReplayDone(_) => "replay_done",
-        Kind::UserMessage(_) => "user_message",
-    }
-}
-
-fn now() -> prost_types::Timestamp {
-    let now = chrono::Utc::now();
-    prost_types::Timestamp {
-        seconds: now.timestamp(),
-        nanos: now.timestamp_subsec_nanos() as i32,
-    }
-}
-
-/// Durable events stored in one transaction, at most.
-const MAX_BATCH: usize = 64;
-
-fn stamp(session_id: &str, seq: u64, turn_id: String, kind: Kind) -> pb::SessionEvent {
-    pb::SessionEvent {
-        session_id: session_id.to_string(),
-        seq,
-        turn_id,
-        at: Some(now()),
-        kind: Some(kind),
-    }
-}
-
-type Reply = oneshot::Sender<Result<i64, StoreError>>;
-
-/// The publisher: numbers events in arrival order, stores durable ones (consecutive ones in one
-/// transaction), then broadcasts them in order.
-async fn publish(
-    session_id: String,
-    mut last_seq: u64,
-    store: Store,
-    events: broadcast::Sender<Arc<pb::SessionEvent>>,
-    mut inbox: mpsc::UnboundedReceiver<Emit>,
-) {
-    while let Some(first) = inbox.recv().await {
-        let mut items: Vec<(u64, String, PersistFn)> = Vec::new();
-        let mut replies: Vec<Reply> = Vec::new();
-        let mut transient_after = None;
-        let mut next = Some(first);
-        while let Some(emit) = next.take() {
-            match emit {
-                Emit::Durable {
-                    turn_id,
-                    make,
-                    reply,
-                } => {
-                    last_seq += 1;
-                    items.push((last_seq, turn_id, make));
-                    replies.push(reply);
-                    if items.len() < MAX_BATCH {
-                        next = inbox.try_recv().ok();
-                    }
-                }
-                Emit::Transient { turn_id, kind } => transient_after = Some((turn_id, kind)),
-            }
-        }
-        if !items.is_empty() {
-            store_batch(&session_id, &store, &events, items, replies).await;
-        }
-        if let Some((turn_id, kind)) = transient_after {
-            last_seq += 1;
-            let _ = events.send(Arc::new(stamp(&session_id, last_seq, turn_id, kind)));
-        }
-    }
-}
-
-async fn store_batch(
-    session_id: &str,
-    store: &Store,
-    events: &broadcast::Sender<Arc<pb::SessionEvent>>,
-    items: Vec<(u64, String, PersistFn)>,
-    replies: Vec<Reply>,
-) {
-    let id = session_id.to_string();
-    let stored = store
-        .write(move |tx| {
-            let mut out = Vec::with_capacity(items.len());
-            for (seq, turn_id, make) in items {
-                let (kind, value) = make(tx)?;
-                let name = kind_name(&kind);
-                let event = stamp(&id, seq, turn_id, kind);
-                let turn = Some(event.turn_id.as_str()).filter(|t| !t.is_empty());
-                store::put_event(tx, &id, seq as i64, turn, name, &event.encode_to_vec())?;
-                out.push((event, value));
-            }
-            Ok(out)
-        })
-        .await;
-    match stored {
-        Ok(done) => {
-            for ((event, value), reply) in done.into_iter().zip(replies) {
-                let _ = events.send(Arc::new(event));
-                let _ = reply.send(Ok(value));
-            }
-        }
-        Err(e) => {
-            tracing::error!(session = %session_id, error = %e, "cannot store events");
-            for reply in replies {
-                let _ = reply.send(Err(StoreError::Task(format!("cannot store events: {e}"))));
-            }
-        }
-    }
-}
-
 impl LiveSession {
     fn start(id: String, last_seq: u64, store: Store) -> Arc<Self> {
-        let (events, _) = broadcast::channel(SUBSCRIBER_BUFFER);
+        let outbox = Outbox::new();
         let (emit, inbox) = mpsc::unbounded_channel();
-        tokio::spawn(publish(id.clone(), last_seq, store, events.clone(), inbox));
+        tokio::spawn(publish(
+            id.clone(),
+            last_seq,
+            store,
+            Arc::clone(&outbox),
+            inbox,
+        ));
         Arc::new(Self {
             id,
-            events,
+            outbox,
             emit,
             turn_lock: tokio::sync::Mutex::new(()),
-            running: Mutex::new(None),
+            running: Mutex::new(RunState::default()),
             pending: Mutex::new(HashMap::new()),
             interactive: AtomicUsize::new(0),
             approved_keys: Mutex::new(HashSet::new()),
             state: Mutex::new(pb::SessionState::Idle),
+            clients: AtomicUsize::new(0),
+            idle_since: Mutex::new(None),
         })
     }
 
-    /// Live events from now on.
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<pb::SessionEvent>> {
-        self.events.subscribe()
+    /// Live events from now on, and the text the current model call streamed before them.
+    pub fn subscribe(&self) -> (broadcast::Receiver<Arc<pb::SessionEvent>>, Partial) {
+        self.outbox.subscribe()
+    }
+
+    /// Clients attached now.
+    pub fn clients(&self) -> usize {
+        self.clients.load(Ordering::SeqCst)
+    }
+
+    /// Count an attached client while the guard lives; everyone is told the new count.
+    pub fn client_guard(self: &Arc<Self>) -> ClientGuard {
+        let now = self.clients.fetch_add(1, Ordering::SeqCst) + 1;
+        self.announce_clients(now);
+        ClientGuard(Arc::clone(self))
+    }
+
+    fn announce_clients(&self, clients: usize) {
+        self.emit_transient(
+            "",
+            Kind::ClientsChanged(pb::ClientsChanged {
+                clients: clients as u32,
+            }),
+        );
     }
 
     /// Publish an event that is not stored (deltas, progress, state).
@@ -299,30 +170,55 @@ impl LiveSession {
     pub fn begin_turn(&self) -> CancellationToken {
         let token = CancellationToken::new();
         if let Ok(mut running) = self.running.lock() {
-            *running = Some(token.clone());
+            running.cancel = Some(token.clone());
         }
         token
     }
 
-    pub fn end_turn(&self) {
-        if let Ok(mut running) = self.running.lock() {
-            *running = None;
+    /// The turn is over; input steered into it too late to be taken comes back (to run next).
+    pub fn end_turn(&self) -> Vec<String> {
+        match self.running.lock() {
+            Ok(mut running) => {
+                running.cancel = None;
+                std::mem::take(&mut running.steer)
+            }
+            Err(_) => Vec::new(),
         }
     }
 
     pub fn is_running(&self) -> bool {
-        self.running.lock().is_ok_and(|r| r.is_some())
+        self.running.lock().is_ok_and(|r| r.cancel.is_some())
     }
 
     /// Interrupt the running turn; false when none runs.
     pub fn interrupt(&self) -> bool {
         match self.running.lock() {
-            Ok(running) => running.as_ref().is_some_and(|token| {
+            Ok(running) => running.cancel.as_ref().is_some_and(|token| {
                 token.cancel();
                 true
             }),
             Err(_) => false,
         }
+    }
+
+    /// Hand `text` to the running turn, which takes it at its next step; false (and `text` back)
+    /// when no turn runs.
+    pub fn steer(&self, text: String) -> Result<(), String> {
+        match self.running.lock() {
+            Ok(mut running) if running.cancel.is_some() => {
+                running.steer.push(text);
+                Ok(())
+            }
+            _ => Err(text),
+        }
+    }
+
+    /// Input steered into the running turn since it last looked.
+    pub fn take_steered(&self) -> Vec<String> {
+        self.running
+            .lock()
+            .map(|mut r| std::mem::take(&mut r.steer))
+            .unwrap_or_default()
     }
 
     /// Register a question; the receiver gets the first answer.
@@ -362,8 +258,23 @@ impl LiveSession {
         InteractiveGuard(Arc::clone(self))
     }
 
-    fn subscribers(&self) -> usize {
-        self.events.receiver_count()
+    fn unused(self: &Arc<Self>) -> bool {
+        !self.is_running() && self.outbox.subscribers() == 0 && Arc::strong_count(self) == 1
+    }
+}
+
+/// Keeps one attached client counted.
+#[derive(Debug)]
+pub struct ClientGuard(Arc<LiveSession>);
+
+impl Drop for ClientGuard {
+    fn drop(&mut self) {
+        let now = self
+            .0
+            .clients
+            .fetch_sub(1, Ordering::SeqCst)
+            .saturating_sub(1);
+        self.0.announce_clients(now);
     }
 }
 
@@ -390,26 +301,52 @@ impl LiveSessions {
             Ok(map) => map,
             Err(poisoned) => poisoned.into_inner(),
         };
-        Arc::clone(
+        let live = Arc::clone(
             map.entry(id.to_string())
                 .or_insert_with(|| LiveSession::start(id.to_string(), last_seq, store.clone())),
-        )
+        );
+        if let Ok(mut idle) = live.idle_since.lock() {
+            *idle = None;
+        }
+        live
     }
 
     pub fn get(&self, id: &str) -> Option<Arc<LiveSession>> {
         self.map.lock().ok().and_then(|m| m.get(id).cloned())
     }
 
-    /// Drop `id` from memory when nothing uses it: no turn, no subscriber, no other holder.
+    /// Note that a user of `id` is done; once nothing uses it, its idle time starts.
     pub fn release(&self, id: &str) {
-        if let Ok(mut map) = self.map.lock() {
-            let idle = map.get(id).is_some_and(|s| {
-                !s.is_running() && s.subscribers() == 0 && Arc::strong_count(s) == 1
-            });
-            if idle {
-                map.remove(id);
-            }
+        if let Ok(map) = self.map.lock()
+            && let Some(live) = map.get(id)
+            && live.unused()
+            && let Ok(mut idle) = live.idle_since.lock()
+        {
+            idle.get_or_insert_with(Instant::now);
         }
+    }
+
+    /// Evict sessions unused for at least `max_idle`; returns how many went.
+    pub fn sweep(&self, max_idle: Duration) -> usize {
+        let Ok(mut map) = self.map.lock() else {
+            return 0;
+        };
+        let before = map.len();
+        map.retain(|_, live| {
+            if !live.unused() {
+                if let Ok(mut idle) = live.idle_since.lock() {
+                    *idle = None;
+                }
+                return true;
+            }
+            let since = live
+                .idle_since
+                .lock()
+                .ok()
+                .map(|mut idle| *idle.get_or_insert_with(Instant::now));
+            since.is_none_or(|since| since.elapsed() < max_idle)
+        });
+        before - map.len()
     }
 
     pub fn len(&self) -> usize {

@@ -9,11 +9,45 @@ mod live;
 mod loop_guard;
 mod port;
 mod prompt;
+mod publisher;
 mod repair;
 mod session;
 mod settings;
 mod turn;
 
-pub use live::{Answer, InteractiveGuard, LiveSession, LiveSessions};
-pub use session::{MAX_INPUT_BYTES, Target, TurnError, TurnInput, prepare, send, spawn_turn};
+pub use live::{Answer, ClientGuard, InteractiveGuard, LiveSession, LiveSessions, Partial};
+pub use session::{
+    BusyPolicy, MAX_INPUT_BYTES, Submitted, Target, TurnError, TurnInput, prepare, send,
+    spawn_turn, submit,
+};
 pub use turn::{TurnEnd, TurnOutcome};
+
+/// Evict live sessions nobody has used for `sessions.evict_after` seconds (default 600), until
+/// the daemon stops. Their transcripts and events stay in the store.
+pub async fn evict_idle_sessions(state: std::sync::Arc<crate::state::DaemonState>) {
+    loop {
+        let max_idle = evict_after(&state.config().tree);
+        let every = (max_idle / 4).clamp(
+            std::time::Duration::from_millis(250),
+            std::time::Duration::from_secs(60),
+        );
+        tokio::select! {
+            () = state.shutdown.cancelled() => return,
+            () = tokio::time::sleep(every) => {}
+        }
+        let evicted = state.live.sweep(max_idle);
+        if evicted > 0 {
+            tracing::debug!(evicted, live = state.live.len(), "idle sessions evicted");
+        }
+    }
+}
+
+fn evict_after(tree: &serde_yaml::Value) -> std::time::Duration {
+    let seconds = tree
+        .get("sessions")
+        .and_then(|s| s.get("evict_after"))
+        .and_then(|v| v.as_f64().or_else(|| v.as_str()?.trim().parse().ok()))
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .unwrap_or(600.0);
+    std::time::Duration::from_secs_f64(seconds)
+}

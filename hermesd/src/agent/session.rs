@@ -48,6 +48,82 @@ pub struct TurnInput {
     pub source_client: String,
     /// Approve every dangerous command (`--yolo`).
     pub yolo: bool,
+    /// What to do when a turn is already running; `None` uses the session's policy.
+    pub busy: Option<BusyPolicy>,
+}
+
+/// What happens to input that arrives while a turn runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BusyPolicy {
+    /// Run it after the running turn (the default).
+    Queue,
+    /// Hand it to the running turn, which takes it at its next step.
+    Steer,
+    /// Stop the running turn, then run it.
+    Interrupt,
+}
+
+impl BusyPolicy {
+    pub fn parse(word: &str) -> Option<Self> {
+        match word.trim().to_lowercase().as_str() {
+            "queue" => Some(Self::Queue),
+            "steer" => Some(Self::Steer),
+            "interrupt" => Some(Self::Interrupt),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Queue => "queue",
+            Self::Steer => "steer",
+            Self::Interrupt => "interrupt",
+        }
+    }
+}
+
+/// How input was taken.
+#[derive(Debug)]
+pub enum Submitted {
+    /// A turn of its own, running or waiting for the one before.
+    Turn(JoinHandle<Result<TurnOutcome, TurnError>>),
+    /// Handed to the running turn.
+    Steered,
+}
+
+/// Take input for `session` following the busy policy: a new turn (queued after a running one,
+/// or after interrupting it) or input steered into the running turn.
+pub fn submit(
+    state: &Arc<DaemonState>,
+    session: SessionRow,
+    chain: Chain,
+    input: TurnInput,
+) -> Submitted {
+    let policy = input
+        .busy
+        .or_else(|| BusyPolicy::parse(&session.busy_policy))
+        .unwrap_or(BusyPolicy::Queue);
+    let live = state
+        .live
+        .load(&session.id, session.last_seq as u64, &state.store);
+    let input = match policy {
+        BusyPolicy::Steer => match live.steer(input.text.clone()) {
+            Ok(()) => {
+                tracing::info!(session = %session.id, "input steered into the running turn");
+                return Submitted::Steered;
+            }
+            Err(_) => input,
+        },
+        BusyPolicy::Interrupt => {
+            if live.interrupt() {
+                tracing::info!(session = %session.id, "running turn interrupted by new input");
+            }
+            input
+        }
+        BusyPolicy::Queue => input,
+    };
+    drop(live);
+    Submitted::Turn(spawn_turn(state, session, chain, input))
 }
 
 /// Where a turn goes: an existing conversation, or a new session with this cwd and source.
@@ -128,9 +204,42 @@ pub async fn send(
     input: TurnInput,
 ) -> Result<TurnOutcome, TurnError> {
     let (session, chain) = prepare(state, target, &input.text).await?;
-    spawn_turn(state, session, chain, input)
-        .await
-        .map_err(|e| TurnError::Task(e.to_string()))?
+    let id = session.id.clone();
+    match submit(state, session, chain, input) {
+        Submitted::Turn(turn) => turn.await.map_err(|e| TurnError::Task(e.to_string()))?,
+        Submitted::Steered => steered_outcome(state, &id).await,
+    }
+}
+
+/// The answer of the turn that took steered input, once it has finished.
+async fn steered_outcome(
+    state: &Arc<DaemonState>,
+    session_id: &str,
+) -> Result<TurnOutcome, TurnError> {
+    if let Some(live) = state.live.get(session_id) {
+        let _finished = live.turn_lock.lock().await;
+    }
+    let id = session_id.to_string();
+    let messages = state
+        .store
+        .read(move |conn| store::list_messages(conn, &id, 0, 0))
+        .await?;
+    let answer = messages
+        .iter()
+        .rev()
+        .find(|m| m.role == "assistant")
+        .map(|m| m.content.clone())
+        .unwrap_or_default();
+    Ok(TurnOutcome {
+        session_id: session_id.to_string(),
+        answer,
+        usage: llm::Usage::default(),
+        cost_usd: None,
+        answered_by: String::new(),
+        iterations: 0,
+        tool_calls: 0,
+        end: super::turn::TurnEnd::Finished,
+    })
 }
 
 fn session_cwd(session: &SessionRow, settings: &TurnSettings) -> PathBuf {
@@ -223,8 +332,26 @@ async fn run(
         writes: std::sync::Mutex::new(Vec::new()),
     };
     let outcome = turn.drive(&input.text, &input.source_client).await;
-    live.end_turn();
+    let late = live.end_turn();
     live.set_state(&turn_id, hermes_proto::pb::SessionState::Idle);
+    // Input steered in after the turn's last look runs as the next turn, never lost.
+    for text in late {
+        let next = TurnInput {
+            text,
+            busy: Some(BusyPolicy::Queue),
+            ..input.clone()
+        };
+        let target = Target {
+            session_id: Some(session.id.clone()),
+            ..Target::default()
+        };
+        match prepare(state, target, &next.text).await {
+            Ok((row, chain)) => drop(spawn_turn(state, row, chain, next)),
+            Err(e) => {
+                tracing::warn!(session = %session.id, error = %e, "steered input could not run")
+            }
+        }
+    }
     Ok(outcome?)
 }
 

@@ -191,6 +191,7 @@ impl Turn {
             if self.cancel.is_cancelled() {
                 return Ok(TurnEnd::Interrupted);
             }
+            self.take_steered(messages)?;
             let grace = tally.iterations >= max;
             let began = std::time::Instant::now();
             let completion = match self.call_model(messages, grace, tally).await {
@@ -221,6 +222,10 @@ impl Turn {
                 });
             }
             if calls.is_empty() {
+                // Input steered in while the model answered makes the turn go on.
+                if self.take_steered(messages)? {
+                    continue;
+                }
                 return Ok(TurnEnd::Finished);
             }
             let tools_before = tally.tool_time;
@@ -239,6 +244,29 @@ impl Turn {
                 return Ok(stop);
             }
         }
+    }
+
+    /// Add input steered into the turn as user messages; true when there was any.
+    fn take_steered(&self, messages: &mut Vec<ChatMessage>) -> Result<bool, StoreError> {
+        let steered = self.live.take_steered();
+        for text in &steered {
+            let shown = text.clone();
+            self.persist(
+                NewMessage {
+                    role: "user".into(),
+                    content: text.clone(),
+                    ..NewMessage::default()
+                },
+                move |id| {
+                    Kind::UserMessage(pb::UserMessage {
+                        message_id: id as u64,
+                        text: shown,
+                    })
+                },
+            )?;
+            messages.push(ChatMessage::user(text.clone()));
+        }
+        Ok(!steered.is_empty())
     }
 
     /// One model call; a grace call offers no tools and asks for the final answer.

@@ -74,7 +74,7 @@ pub async fn attach(
     let live = state
         .live
         .load(&row.id, row.last_seq.max(0) as u64, &state.store);
-    let live_events = live.subscribe();
+    let (live_events, partial) = live.subscribe();
     let lease = Arc::new(Lease {
         state: Arc::clone(&state),
         live: Some(live),
@@ -85,7 +85,8 @@ pub async fn attach(
         Arc::clone(&lease),
         row.id.clone(),
         hello.since_seq,
-        live_events,
+        hello.last_messages,
+        (live_events, partial),
         out,
     ));
     let client = Some(hello.client_name)
@@ -101,14 +102,25 @@ async fn forward(
     lease: Arc<Lease>,
     session_id: String,
     since_seq: u64,
-    mut live_events: tokio::sync::broadcast::Receiver<Arc<pb::SessionEvent>>,
+    last_messages: u32,
+    (mut live_events, partial): (
+        tokio::sync::broadcast::Receiver<Arc<pb::SessionEvent>>,
+        agent::Partial,
+    ),
     out: mpsc::Sender<Result<pb::SessionEvent, Status>>,
 ) {
     let _lease = lease;
     let id = session_id.clone();
     let stored = state
         .store
-        .read(move |conn| store::events_after(conn, &id, since_seq as i64, 0))
+        .read(move |conn| {
+            let after = if since_seq == 0 && last_messages > 0 {
+                store::seq_before_last_messages(conn, &id, last_messages)?
+            } else {
+                since_seq as i64
+            };
+            store::events_after(conn, &id, after, 0)
+        })
         .await;
     let mut last_sent = since_seq;
     match stored {
@@ -129,6 +141,20 @@ async fn forward(
             return;
         }
     }
+    // The answer being streamed right now, as one delta: the rest follows live.
+    if let Some((text, seq)) = partial.after(last_sent) {
+        last_sent = seq;
+        let so_far = pb::SessionEvent {
+            session_id: session_id.clone(),
+            seq,
+            turn_id: partial.turn_id,
+            kind: Some(Kind::TextDelta(pb::TextDelta { text })),
+            ..pb::SessionEvent::default()
+        };
+        if out.send(Ok(so_far)).await.is_err() {
+            return;
+        }
+    }
     let done = pb::SessionEvent {
         session_id: session_id.clone(),
         seq: last_sent,
@@ -141,7 +167,12 @@ async fn forward(
         return;
     }
     loop {
-        match live_events.recv().await {
+        // A client that went away is noticed at once, not at the next event.
+        let received = tokio::select! {
+            received = live_events.recv() => received,
+            () = out.closed() => return,
+        };
+        match received {
             Ok(event) if event.seq <= last_sent => {}
             Ok(event) => {
                 last_sent = event.seq;
@@ -177,6 +208,7 @@ async fn read_frames(
     let Some(live) = lease.live().cloned() else {
         return;
     };
+    let _attached = live.client_guard();
     let _interactive = (!read_only).then(|| live.interactive_guard());
     while let Ok(Some(frame)) = inbound.message().await {
         let Some(kind) = frame.kind else { continue };
@@ -192,7 +224,7 @@ async fn read_frames(
             client_frame::Kind::Detach(_) => break,
             client_frame::Kind::Hello(_) => {}
             client_frame::Kind::UserInput(input) => {
-                start_turn(&state, &live, input.text, input.yolo, &client).await;
+                start_turn(&state, &live, input, &client).await;
             }
             client_frame::Kind::Interrupt(_) => {
                 live.interrupt();
@@ -239,10 +271,10 @@ fn notice(live: &LiveSession, kind: &str, text: &str) {
 async fn start_turn(
     state: &Arc<DaemonState>,
     live: &Arc<LiveSession>,
-    text: String,
-    yolo: bool,
+    input: pb::UserInput,
     client: &str,
 ) {
+    let text = input.text;
     let target = agent::Target {
         session_id: Some(live.id.clone()),
         ..agent::Target::default()
@@ -252,10 +284,12 @@ async fn start_turn(
             let input = agent::TurnInput {
                 text,
                 source_client: client.to_string(),
-                yolo,
+                yolo: input.yolo,
+                busy: convert::busy_override(input.busy_policy),
             };
-            // The turn runs on its own; its events reach every attached client.
-            drop(agent::spawn_turn(state, session, chain, input));
+            // The turn runs on its own (or the input joins the running one); its events reach
+            // every attached client.
+            drop(agent::submit(state, session, chain, input));
         }
         Err(e) => notice(live, "input_rejected", &e.to_string()),
     }

@@ -99,6 +99,16 @@ pub fn not_built(rpc: &str, missing: &str) -> Status {
     Status::unimplemented(format!("{rpc} is not available yet: {missing}"))
 }
 
+/// A requested busy policy; unspecified means the session's own.
+pub fn busy_override(policy: i32) -> Option<crate::agent::BusyPolicy> {
+    match pb::BusyPolicy::try_from(policy).unwrap_or(pb::BusyPolicy::Unspecified) {
+        pb::BusyPolicy::Queue => Some(crate::agent::BusyPolicy::Queue),
+        pb::BusyPolicy::Steer => Some(crate::agent::BusyPolicy::Steer),
+        pb::BusyPolicy::Interrupt => Some(crate::agent::BusyPolicy::Interrupt),
+        pb::BusyPolicy::Unspecified => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

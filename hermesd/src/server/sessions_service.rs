@@ -38,6 +38,18 @@ fn clean_title(title: &str) -> Result<Option<String>, Status> {
     Ok(Some(title.to_string()).filter(|t| !t.is_empty()))
 }
 
+impl SessionsService {
+    /// A stored session as clients see it: with its live state and attached clients.
+    fn view(&self, row: store::SessionRow) -> pb::Session {
+        let mut session = convert::session(row);
+        if let Some(live) = self.state.live.get(&session.id) {
+            session.state = live.state() as i32;
+            session.clients = live.clients() as u32;
+        }
+        session
+    }
+}
+
 #[tonic::async_trait]
 impl pb::sessions_server::Sessions for SessionsService {
     async fn create(
@@ -89,7 +101,7 @@ impl pb::sessions_server::Sessions for SessionsService {
             .await
             .map_err(convert::status)?;
         Ok(Response::new(pb::ListSessionsResponse {
-            sessions: rows.into_iter().map(convert::session).collect(),
+            sessions: rows.into_iter().map(|row| self.view(row)).collect(),
         }))
     }
 
@@ -114,7 +126,7 @@ impl pb::sessions_server::Sessions for SessionsService {
             .await
             .map_err(convert::status)?;
         Ok(Response::new(pb::GetSessionResponse {
-            session: Some(convert::session(row)),
+            session: Some(self.view(row)),
             messages: messages.into_iter().map(convert::message).collect(),
         }))
     }
@@ -141,7 +153,35 @@ impl pb::sessions_server::Sessions for SessionsService {
             .await
             .map_err(convert::status)?;
         Ok(Response::new(pb::RenameSessionResponse {
-            session: Some(convert::session(row)),
+            session: Some(self.view(row)),
+        }))
+    }
+
+    async fn set_busy_policy(
+        &self,
+        request: Request<pb::SetBusyPolicyRequest>,
+    ) -> Result<Response<pb::SetBusyPolicyResponse>, Status> {
+        let req = request.into_inner();
+        let id = required_id(&req.id)?;
+        let policy = convert::busy_override(req.busy_policy).ok_or_else(|| {
+            Status::invalid_argument("a busy policy is required: queue, steer or interrupt")
+        })?;
+        let row = self
+            .state
+            .store
+            .write(move |tx| {
+                let row = store::resolve_conversation(tx, &id)?;
+                tx.execute(
+                    "UPDATE sessions SET busy_policy = ?1 WHERE id = ?2",
+                    rusqlite::params![policy.as_str(), row.id],
+                )
+                .map_err(store::StoreError::sql("set the busy policy"))?;
+                store::resolve_conversation(tx, &row.id)
+            })
+            .await
+            .map_err(convert::status)?;
+        Ok(Response::new(pb::SetBusyPolicyResponse {
+            session: Some(self.view(row)),
         }))
     }
 
@@ -232,6 +272,7 @@ impl pb::sessions_server::Sessions for SessionsService {
                 .filter(|c| !c.is_empty())
                 .unwrap_or_else(|| "api".into()),
             yolo: req.yolo,
+            busy: convert::busy_override(req.busy_policy),
         };
         let outcome = agent::send(&self.state, target, input)
             .await

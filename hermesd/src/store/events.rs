@@ -75,6 +75,31 @@ pub fn put_event(
     Ok(())
 }
 
+/// The seq to replay after so that the last `n` user and assistant messages are included
+/// (0 when the session has fewer).
+pub fn seq_before_last_messages(
+    conn: &Connection,
+    session_id: &str,
+    n: u32,
+) -> Result<i64, StoreError> {
+    let found: Option<i64> = conn
+        .query_row(
+            "SELECT seq FROM events WHERE session_id = ?1
+               AND kind IN ('user_message', 'assistant_message')
+             ORDER BY seq DESC LIMIT 1 OFFSET ?2",
+            params![session_id, i64::from(n.max(1)) - 1],
+            |row| row.get(0),
+        )
+        .map(Some)
+        .or_else(|e| match e {
+            rusqlite::Error::QueryReturnedNoRows => Ok(None),
+            e => Err(e),
+        })
+        .map_err(StoreError::sql("find the last messages"))?;
+    // Start at the turn of the oldest message shown: everything after the event before it.
+    Ok(found.map_or(0, |seq| (seq - 2).max(0)))
+}
+
 /// Events of a session with seq greater than `since_seq`, in order; `limit` 0 means all.
 pub fn events_after(
     conn: &Connection,
