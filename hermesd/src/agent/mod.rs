@@ -11,6 +11,7 @@ mod port;
 mod prompt;
 mod publisher;
 mod repair;
+pub mod replay;
 mod session;
 mod settings;
 mod turn;

@@ -122,7 +122,7 @@ async fn forward(
             store::events_after(conn, &id, after, 0)
         })
         .await;
-    let mut last_sent = since_seq;
+    let mut joiner = agent::replay::Joiner::new(&session_id, since_seq);
     match stored {
         Ok(events) => {
             for stored in events {
@@ -130,8 +130,9 @@ async fn forward(
                     tracing::warn!(session = %session_id, seq = stored.seq, "undecodable stored event");
                     continue;
                 };
-                last_sent = event.seq;
-                if out.send(Ok(event)).await.is_err() {
+                if let Some(event) = joiner.next(event)
+                    && out.send(Ok(event)).await.is_err()
+                {
                     return;
                 }
             }
@@ -142,28 +143,12 @@ async fn forward(
         }
     }
     // The answer being streamed right now, as one delta: the rest follows live.
-    if let Some((text, seq)) = partial.after(last_sent) {
-        last_sent = seq;
-        let so_far = pb::SessionEvent {
-            session_id: session_id.clone(),
-            seq,
-            turn_id: partial.turn_id,
-            kind: Some(Kind::TextDelta(pb::TextDelta { text })),
-            ..pb::SessionEvent::default()
-        };
-        if out.send(Ok(so_far)).await.is_err() {
-            return;
-        }
+    if let Some(so_far) = joiner.partial(&partial)
+        && out.send(Ok(so_far)).await.is_err()
+    {
+        return;
     }
-    let done = pb::SessionEvent {
-        session_id: session_id.clone(),
-        seq: last_sent,
-        kind: Some(Kind::ReplayDone(pb::ReplayDone {
-            last_seq: last_sent,
-        })),
-        ..pb::SessionEvent::default()
-    };
-    if out.send(Ok(done)).await.is_err() {
+    if out.send(Ok(joiner.replay_done())).await.is_err() {
         return;
     }
     loop {
@@ -173,19 +158,19 @@ async fn forward(
             () = out.closed() => return,
         };
         match received {
-            Ok(event) if event.seq <= last_sent => {}
             Ok(event) => {
-                last_sent = event.seq;
-                if out.send(Ok((*event).clone())).await.is_err() {
+                if let Some(event) = joiner.next((*event).clone())
+                    && out.send(Ok(event)).await.is_err()
+                {
                     return;
                 }
             }
             Err(RecvError::Lagged(_)) => {
                 let lagged = pb::SessionEvent {
                     session_id: session_id.clone(),
-                    seq: last_sent,
+                    seq: joiner.last_sent(),
                     kind: Some(Kind::Lagged(pb::Lagged {
-                        last_delivered_seq: last_sent,
+                        last_delivered_seq: joiner.last_sent(),
                     })),
                     ..pb::SessionEvent::default()
                 };
