@@ -43,6 +43,15 @@ pub enum Command {
         #[arg(long)]
         stream: bool,
     },
+    /// Talk with the agent: a new session, SESSION, or the most recent with --continue. Ctrl-D
+    /// or /detach leaves it running; /help lists the commands.
+    Chat {
+        /// Session id (any segment of the conversation).
+        session: Option<String>,
+        /// Continue the most recent session.
+        #[arg(long = "continue", short = 'c', conflicts_with = "session")]
+        resume: bool,
+    },
     /// Watch a session live: its backlog, then every event as it happens (Ctrl-C stops watching;
     /// the session goes on).
     Attach {

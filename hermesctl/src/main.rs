@@ -1,6 +1,7 @@
 //! hermesctl: the thin command-line client of hermesd. Every command that needs the daemon
 //! starts it on demand; errors are one actionable line.
 
+mod chat;
 mod cli;
 mod commands;
 mod connection;
@@ -64,6 +65,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             yolo,
             stream,
         } => commands::send::run(&ctx, message, session, cwd, yolo, stream).await,
+        Command::Chat { session, resume } => chat::run(&ctx, session, resume).await,
         Command::Attach { id, read_only } => commands::watch::run(&ctx, &id, read_only).await,
         Command::Daemon(command) => commands::daemon::run(&ctx, command).await,
         Command::Model(command) => commands::model::run(&ctx, command).await,

@@ -1,0 +1,478 @@
+//! `hermesctl chat [SESSION]`: a conversation in the terminal that is not tied to it. Shows the
+//! session's last messages, then streams live; Enter sends, Ctrl-C interrupts the running turn
+//! (twice quits), Ctrl-D or `/detach` leaves the session running. A lost connection re-attaches
+//! from the last seq seen; input is never sent twice.
+
+mod line_input;
+mod markdown;
+mod slash;
+mod view;
+
+use std::{
+    io::IsTerminal,
+    time::{Duration, Instant},
+};
+
+use hermes_proto::pb::{self, client_frame, session_event::Kind};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+
+use self::{
+    line_input::{Line, LineInput},
+    slash::Slash,
+    view::View,
+};
+use crate::{
+    connection::{self, Daemon},
+    context::Context,
+    error::CliError,
+};
+
+const CLIENT_NAME: &str = "hermesctl chat";
+const BACKLOG_MESSAGES: u32 = 20;
+
+/// One attachment to the session.
+struct Link {
+    frames: mpsc::Sender<pb::ClientFrame>,
+    events: mpsc::Receiver<Option<pb::SessionEvent>>,
+}
+
+async fn attach(daemon: &Daemon, session: &str, since: Option<u64>) -> Result<Link, CliError> {
+    let (frames, outbound) = mpsc::channel(16);
+    let hello = pb::Hello {
+        session_id: session.to_string(),
+        since_seq: since.unwrap_or(0),
+        last_messages: if since.is_none() { BACKLOG_MESSAGES } else { 0 },
+        read_only: false,
+        client_name: CLIENT_NAME.into(),
+        protocol_version: hermes_proto::PROTOCOL_VERSION,
+    };
+    let _ = frames
+        .send(pb::ClientFrame {
+            kind: Some(client_frame::Kind::Hello(hello)),
+        })
+        .await;
+    let mut stream = daemon
+        .sessions()
+        .attach(ReceiverStream::new(outbound))
+        .await?
+        .into_inner();
+    let (tx, events) = mpsc::channel(256);
+    tokio::spawn(async move {
+        while let Ok(Some(event)) = stream.message().await {
+            if tx.send(Some(event)).await.is_err() {
+                return;
+            }
+        }
+        let _ = tx.send(None).await;
+    });
+    Ok(Link { frames, events })
+}
+
+async fn resolve_session(
+    daemon: &Daemon,
+    wanted: Option<String>,
+    resume_latest: bool,
+) -> Result<pb::Session, CliError> {
+    let mut sessions = daemon.sessions();
+    let found = match wanted {
+        Some(id) => {
+            sessions
+                .get(pb::GetSessionRequest {
+                    id,
+                    include_messages: false,
+                })
+                .await?
+                .into_inner()
+                .session
+        }
+        None if resume_latest => sessions
+            .list(pb::ListSessionsRequest {
+                limit: 1,
+                ..pb::ListSessionsRequest::default()
+            })
+            .await?
+            .into_inner()
+            .sessions
+            .into_iter()
+            .next(),
+        None => None,
+    };
+    match found {
+        Some(session) => Ok(session),
+        None => {
+            let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
+            sessions
+                .create(pb::CreateSessionRequest {
+                    source: "cli".into(),
+                    cwd: cwd.display().to_string(),
+                    ..pb::CreateSessionRequest::default()
+                })
+                .await?
+                .into_inner()
+                .session
+                .ok_or_else(|| CliError::new("hermesd returned no session"))
+        }
+    }
+}
+
+/// Where a chat is and what it is doing.
+struct Chat {
+    session: pb::Session,
+    view: View,
+    input: LineInput,
+    last_seq: Option<u64>,
+    running: bool,
+    last_ctrl_c: Option<Instant>,
+}
+
+enum Next {
+    Continue,
+    Detach,
+    Quit,
+}
+
+pub async fn run(
+    ctx: &Context,
+    wanted: Option<String>,
+    resume_latest: bool,
+) -> Result<(), CliError> {
+    let daemon = connection::connect(ctx).await?;
+    let session = resolve_session(&daemon, wanted, resume_latest).await?;
+    let width = std::io::stdout()
+        .is_terminal()
+        .then(|| terminal_size::terminal_size().map_or(80, |(w, _)| usize::from(w.0)));
+    let mut chat = Chat {
+        view: View::new(width),
+        input: LineInput::start(ctx.home.dir.join("chat_history")),
+        session,
+        last_seq: None,
+        running: false,
+        last_ctrl_c: None,
+    };
+    println!(
+        "session {} — /help for commands, Ctrl-D detaches",
+        chat.session.id
+    );
+    let mut link = attach(&daemon, &chat.session.id, None).await?;
+    loop {
+        let next = if chat.running {
+            chat.watch_turn(&mut link).await?
+        } else {
+            chat.prompt(&daemon, &mut link).await?
+        };
+        match next {
+            Next::Continue => {}
+            Next::Detach => {
+                println!(
+                    "detached; the session goes on. Re-attach: hermesctl chat {}",
+                    chat.session.id
+                );
+                return Ok(());
+            }
+            Next::Quit => return Ok(()),
+        }
+        if link.frames.is_closed() || link.events.is_closed() {
+            link = chat.reconnect(ctx).await?;
+        }
+    }
+}
+
+impl Chat {
+    /// Apply one event; `false` when the connection ended.
+    async fn on_event(
+        &mut self,
+        event: Option<pb::SessionEvent>,
+        link: &mut Link,
+    ) -> Result<bool, CliError> {
+        let Some(event) = event else {
+            return Ok(false);
+        };
+        if event.seq > 0 {
+            self.last_seq = Some(self.last_seq.unwrap_or(0).max(event.seq));
+        }
+        let Some(kind) = &event.kind else {
+            return Ok(true);
+        };
+        self.view.show(kind);
+        match kind {
+            Kind::TurnStarted(_) | Kind::UserMessage(_) if !event.turn_id.is_empty() => {
+                self.running = true;
+            }
+            // Idle is only believed from the turn's own end: a late "idle" of the previous turn
+            // must not hide the one just started.
+            Kind::StateChanged(s) if s.state != pb::SessionState::Idle as i32 => {
+                self.running = true;
+            }
+            Kind::TurnFinished(_) | Kind::TurnFailed(_) | Kind::TurnInterrupted(_) => {
+                self.running = false;
+            }
+            Kind::Lagged(_) => return Ok(false),
+            Kind::ApprovalRequested(a) => {
+                let answer = self
+                    .ask("Allow? [o]nce / [s]ession / [a]lways / [d]eny: ")
+                    .await;
+                let decision = match answer.to_lowercase().as_str() {
+                    "o" | "once" | "y" | "yes" => "once",
+                    "s" | "session" => "session",
+                    "a" | "always" => "always",
+                    _ => "deny",
+                };
+                send(
+                    link,
+                    client_frame::Kind::ApprovalResponse(pb::ApprovalResponse {
+                        id: a.id.clone(),
+                        decision: decision.into(),
+                    }),
+                )
+                .await;
+            }
+            Kind::ClarifyRequested(q) => {
+                let answer = self.ask("> ").await;
+                let answer = answer
+                    .parse::<usize>()
+                    .ok()
+                    .and_then(|n| q.choices.get(n.wrapping_sub(1)).cloned())
+                    .unwrap_or(answer);
+                send(
+                    link,
+                    client_frame::Kind::ClarifyResponse(pb::ClarifyResponse {
+                        id: q.id.clone(),
+                        answer,
+                    }),
+                )
+                .await;
+            }
+            _ => {}
+        }
+        Ok(true)
+    }
+
+    async fn ask(&self, prompt: &str) -> String {
+        match self.input.read(prompt).await {
+            Line::Text(text) => text.trim().to_string(),
+            Line::Interrupted | Line::Eof => String::new(),
+        }
+    }
+
+    /// While a turn runs: show its events; Ctrl-C interrupts it, twice within 2 s quits.
+    async fn watch_turn(&mut self, link: &mut Link) -> Result<Next, CliError> {
+        tokio::select! {
+            event = link.events.recv() => {
+                if !self.on_event(event.flatten(), link).await? {
+                    link.events.close();
+                }
+            }
+            _ = tokio::signal::ctrl_c() => {
+                let twice = self.last_ctrl_c.is_some_and(|t| t.elapsed() < Duration::from_secs(2));
+                if twice {
+                    return Ok(Next::Quit);
+                }
+                self.last_ctrl_c = Some(Instant::now());
+                eprintln!("\ninterrupting (Ctrl-C again to quit)…");
+                send(link, client_frame::Kind::Interrupt(pb::InterruptTurn {})).await;
+            }
+        }
+        Ok(Next::Continue)
+    }
+
+    /// While idle: show what arrived, then read one entry.
+    async fn prompt(&mut self, daemon: &Daemon, link: &mut Link) -> Result<Next, CliError> {
+        while let Ok(event) = link.events.try_recv() {
+            if !self.on_event(event, link).await? {
+                link.events.close();
+                return Ok(Next::Continue);
+            }
+            if self.running {
+                return Ok(Next::Continue);
+            }
+        }
+        let text = match self.input.read("› ").await {
+            Line::Eof => return Ok(Next::Detach),
+            Line::Interrupted => {
+                let twice = self
+                    .last_ctrl_c
+                    .is_some_and(|t| t.elapsed() < Duration::from_secs(2));
+                if twice {
+                    return Ok(Next::Quit);
+                }
+                self.last_ctrl_c = Some(Instant::now());
+                println!("(Ctrl-C again to quit, Ctrl-D to detach)");
+                return Ok(Next::Continue);
+            }
+            Line::Text(text) => text,
+        };
+        if text.trim().is_empty() {
+            return Ok(Next::Continue);
+        }
+        match slash::parse(&text) {
+            Ok(Some(command)) => self.command(daemon, link, command).await,
+            Ok(None) => {
+                self.view.own_input = Some(text.clone());
+                send(
+                    link,
+                    client_frame::Kind::UserInput(pb::UserInput {
+                        text,
+                        ..pb::UserInput::default()
+                    }),
+                )
+                .await;
+                self.running = true;
+                Ok(Next::Continue)
+            }
+            Err(message) => {
+                println!("{message}");
+                Ok(Next::Continue)
+            }
+        }
+    }
+
+    async fn command(
+        &mut self,
+        daemon: &Daemon,
+        link: &mut Link,
+        command: Slash,
+    ) -> Result<Next, CliError> {
+        let mut sessions = daemon.sessions();
+        match command {
+            Slash::Help => println!("{}", slash::help()),
+            Slash::Detach => return Ok(Next::Detach),
+            Slash::Quit => return Ok(Next::Quit),
+            Slash::Verbose => {
+                self.view.verbose = !self.view.verbose;
+                println!("verbose {}", if self.view.verbose { "on" } else { "off" });
+            }
+            Slash::Stop => send(link, client_frame::Kind::Interrupt(pb::InterruptTurn {})).await,
+            Slash::New => {
+                self.session = resolve_session(daemon, None, false).await?;
+                *link = attach(daemon, &self.session.id, None).await?;
+                self.last_seq = None;
+                println!("new session {}", self.session.id);
+            }
+            Slash::Sessions => {
+                let list = sessions
+                    .list(pb::ListSessionsRequest {
+                        limit: 10,
+                        ..Default::default()
+                    })
+                    .await?
+                    .into_inner()
+                    .sessions;
+                for s in list {
+                    let here = if s.id == self.session.id { "*" } else { " " };
+                    println!("{here} {}  {:>3} msgs  {}", s.id, s.message_count, s.title);
+                }
+            }
+            Slash::Usage => {
+                let s = sessions
+                    .get(pb::GetSessionRequest {
+                        id: self.session.id.clone(),
+                        include_messages: false,
+                    })
+                    .await?
+                    .into_inner()
+                    .session
+                    .unwrap_or_default();
+                let u = s.usage.unwrap_or_default();
+                let cost = u
+                    .cost_usd
+                    .map_or_else(|| "unknown".to_string(), |c| format!("${c:.4}"));
+                println!(
+                    "{} in / {} out tokens, cost {cost}, {} messages",
+                    u.input_tokens, u.output_tokens, s.message_count
+                );
+            }
+            Slash::Model => {
+                let mut models = daemon.models();
+                match models.get_default(pb::GetDefaultModelRequest {}).await {
+                    Ok(reply) => {
+                        let m = reply.into_inner().model.unwrap_or_default();
+                        let r = m.r#ref.unwrap_or_default();
+                        println!(
+                            "{}:{} ({} tokens of context)",
+                            r.provider, r.model, m.context_length
+                        );
+                    }
+                    Err(status) => println!("{}", hermes_proto::client::describe_status(&status)),
+                }
+            }
+            Slash::Tools => {
+                let text = hermes_proto::yaml_edit::read_config(&daemon_config_path(daemon))
+                    .unwrap_or_default();
+                let toolsets = hermes_proto::yaml_edit::get(&text, "toolsets")
+                    .ok()
+                    .flatten();
+                let disabled = hermes_proto::yaml_edit::get(&text, "agent.disabled_toolsets")
+                    .ok()
+                    .flatten();
+                println!(
+                    "toolsets: {} · disabled: {}",
+                    toolsets.map_or("hermes-cli (default)".into(), |v| yaml_line(&v)),
+                    disabled.map_or("none".into(), |v| yaml_line(&v))
+                );
+            }
+            Slash::Busy(policy) => {
+                let busy = match policy.as_deref() {
+                    Some("queue") => pb::BusyPolicy::Queue,
+                    Some("steer") => pb::BusyPolicy::Steer,
+                    Some("interrupt") => pb::BusyPolicy::Interrupt,
+                    _ => {
+                        println!(
+                            "/busy queue|steer|interrupt — now: {}",
+                            self.session.busy_policy().as_str_name()
+                        );
+                        return Ok(Next::Continue);
+                    }
+                };
+                let updated = sessions
+                    .set_busy_policy(pb::SetBusyPolicyRequest {
+                        id: self.session.id.clone(),
+                        busy_policy: busy as i32,
+                    })
+                    .await?
+                    .into_inner()
+                    .session;
+                if let Some(updated) = updated {
+                    self.session = updated;
+                }
+                println!("input during a turn will {}", policy.unwrap_or_default());
+            }
+        }
+        Ok(Next::Continue)
+    }
+
+    async fn reconnect(&mut self, ctx: &Context) -> Result<Link, CliError> {
+        eprintln!(
+            "connection lost; re-attaching from seq {}…",
+            self.last_seq.unwrap_or(0)
+        );
+        for _ in 0..50 {
+            if let Ok(daemon) = connection::connect(ctx).await
+                && let Ok(link) =
+                    attach(&daemon, &self.session.id, Some(self.last_seq.unwrap_or(0))).await
+            {
+                return Ok(link);
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        Err(CliError::new(format!(
+            "cannot reach hermesd; re-attach later with `hermesctl chat {}`",
+            self.session.id
+        )))
+    }
+}
+
+async fn send(link: &Link, kind: client_frame::Kind) {
+    let _ = link.frames.send(pb::ClientFrame { kind: Some(kind) }).await;
+}
+
+fn daemon_config_path(daemon: &Daemon) -> std::path::PathBuf {
+    std::path::PathBuf::from(&daemon.status.home).join("config.yaml")
+}
+
+fn yaml_line(value: &serde_yaml::Value) -> String {
+    serde_yaml::to_string(value)
+        .unwrap_or_default()
+        .trim()
+        .replace('\n', " ")
+}

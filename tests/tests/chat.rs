@@ -1,0 +1,160 @@
+//! `hermesctl chat` driven through tmux (a real terminal): send and stream, a tool line, an
+//! inline approval, Ctrl-C interrupting a turn, slash commands, and Ctrl-D detaching.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
+
+use std::{process::Command, time::Duration};
+
+use hermes_tests::{
+    TestHome,
+    fake_llm::{FakeLlm, Reply},
+    home::StopOnDrop,
+};
+
+/// A tmux server of its own running `hermesctl chat` for `home`.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn start(home: &TestHome, args: &str) -> Self {
+        let socket = format!("hermes-chat-{}-{}", std::process::id(), fastrand_suffix());
+        // The pane stays after the client exits, so its last words can be read.
+        let line = format!(
+            "env -i PATH={} HOME={} HERMES_HOME={} TERM=xterm {} chat {args}; echo EXIT=$?; sleep 600",
+            std::env::var("PATH").unwrap(),
+            home.user_home().display(),
+            home.path().display(),
+            hermes_tests::binary("hermesctl").display()
+        );
+        let dir = home.user_home().display().to_string();
+        let status = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "new-session",
+                "-d",
+                "-c",
+                &dir,
+                "-x",
+                "120",
+                "-y",
+                "50",
+                &line,
+            ])
+            .status()
+            .expect("tmux must be installed");
+        assert!(status.success());
+        Self { socket }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["-L", &self.socket, "send-keys", "-t", "0"];
+        args.extend_from_slice(keys);
+        assert!(Command::new("tmux").args(&args).status().unwrap().success());
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args([
+                "-L",
+                &self.socket,
+                "capture-pane",
+                "-p",
+                "-t",
+                "0",
+                "-S",
+                "-200",
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Wait until the screen shows `text` (10 s at most).
+    async fn wait_for(&self, text: &str) -> String {
+        for _ in 0..400 {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("the screen never showed {text:?}:\n{}", self.screen());
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
+
+fn fastrand_suffix() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_streams_asks_interrupts_and_detaches() {
+    let server = FakeLlm::start(vec![
+        Reply::text_chunks(&["Hello ", "**there**\n", "all done"]),
+        Reply::tool_call("terminal", r#"{"command": "rm -rf victim"}"#),
+        Reply::text("removed it"),
+        Reply::text_chunks(&["slow "; 400]).with_delay_ms(20),
+    ])
+    .await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, "");
+    std::fs::create_dir_all(home.user_home()).unwrap();
+    let victim = home.user_home().join("victim");
+    std::fs::create_dir_all(&victim).unwrap();
+    home.ctl_async(&["status"]).await.ok();
+    let tmux = Tmux::start(&home, "");
+    tmux.wait_for("/help for commands").await;
+
+    tmux.keys(&["hi there", "Enter"]);
+    let screen = tmux.wait_for("model calls").await;
+    assert!(
+        screen.contains("Hello there"),
+        "bold markers are rendered away:\n{screen}"
+    );
+    assert!(screen.contains("all done"));
+
+    tmux.keys(&["/detahc", "Enter"]);
+    tmux.wait_for("did you mean /detach?").await;
+
+    tmux.keys(&["clean up", "Enter"]);
+    tmux.wait_for("Allow? [o]nce").await;
+    tmux.keys(&["o", "Enter"]);
+    tmux.wait_for("removed it").await;
+    assert!(!victim.exists(), "approved inline, so it ran");
+
+    tmux.keys(&["tell a long story", "Enter"]);
+    tmux.wait_for("slow slow").await;
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("— interrupted").await;
+
+    tmux.keys(&["C-d"]);
+    let screen = tmux.wait_for("EXIT=").await;
+    assert!(screen.contains("detached; the session goes on"), "{screen}");
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    let id = screen
+        .split("hermesctl chat ")
+        .last()
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let shown = home
+        .ctl_async(&["sessions", "show", &id, "--json"])
+        .await
+        .json();
+    let first = &shown["messages"][0];
+    assert_eq!(first["content"], "hi there");
+}
