@@ -158,3 +158,32 @@ async fn chat_streams_asks_interrupts_and_detaches() {
     let first = &shown["messages"][0];
     assert_eq!(first["content"], "hi there");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chat_survives_a_daemon_restart_and_sends_input_once() {
+    let server = FakeLlm::start(vec![
+        Reply::text("before"),
+        Reply::text("after the restart"),
+    ])
+    .await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, "");
+    std::fs::create_dir_all(home.user_home()).unwrap();
+    home.ctl_async(&["status"]).await.ok();
+    let tmux = Tmux::start(&home, "");
+    tmux.wait_for("/help for commands").await;
+    tmux.keys(&["one", "Enter"]);
+    tmux.wait_for("before").await;
+    tmux.wait_for("model calls").await;
+    home.ctl_async(&["daemon", "restart"]).await.ok();
+    tmux.keys(&["two", "Enter"]);
+    let screen = tmux.wait_for("after the restart").await;
+    assert!(screen.contains("re-attaching from seq"), "{screen}");
+    assert_eq!(server.requests().len(), 2, "the input went out once");
+    assert_eq!(
+        screen.matches("before").count(),
+        1,
+        "no event shown twice:\n{screen}"
+    );
+}

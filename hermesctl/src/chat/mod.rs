@@ -124,6 +124,8 @@ struct Chat {
     last_seq: Option<u64>,
     running: bool,
     last_ctrl_c: Option<Instant>,
+    /// Input typed while the connection was down, sent once re-attached.
+    unsent: Option<String>,
 }
 
 enum Next {
@@ -149,11 +151,13 @@ pub async fn run(
         last_seq: None,
         running: false,
         last_ctrl_c: None,
+        unsent: None,
     };
     println!(
         "session {} — /help for commands, Ctrl-D detaches",
         chat.session.id
     );
+    let mut daemon = daemon;
     let mut link = attach(&daemon, &chat.session.id, None).await?;
     loop {
         let next = if chat.running {
@@ -173,7 +177,19 @@ pub async fn run(
             Next::Quit => return Ok(()),
         }
         if link.frames.is_closed() || link.events.is_closed() {
-            link = chat.reconnect(ctx).await?;
+            (daemon, link) = chat.reconnect(ctx).await?;
+        }
+        if let Some(text) = chat.unsent.take() {
+            chat.view.own_input = Some(text.clone());
+            send(
+                &link,
+                client_frame::Kind::UserInput(pb::UserInput {
+                    text,
+                    ..pb::UserInput::default()
+                }),
+            )
+            .await;
+            chat.running = true;
         }
     }
 }
@@ -308,6 +324,18 @@ impl Chat {
         match slash::parse(&text) {
             Ok(Some(command)) => self.command(daemon, link, command).await,
             Ok(None) => {
+                // The daemon went away while we waited for the line: re-attach first, so the
+                // input is sent exactly once, on the new connection.
+                while let Ok(event) = link.events.try_recv() {
+                    if !self.on_event(event, link).await? {
+                        link.events.close();
+                        break;
+                    }
+                }
+                if link.frames.is_closed() || link.events.is_closed() {
+                    self.unsent = Some(text);
+                    return Ok(Next::Continue);
+                }
                 self.view.own_input = Some(text.clone());
                 send(
                     link,
@@ -441,7 +469,7 @@ impl Chat {
         Ok(Next::Continue)
     }
 
-    async fn reconnect(&mut self, ctx: &Context) -> Result<Link, CliError> {
+    async fn reconnect(&mut self, ctx: &Context) -> Result<(Daemon, Link), CliError> {
         eprintln!(
             "connection lost; re-attaching from seq {}…",
             self.last_seq.unwrap_or(0)
@@ -451,7 +479,7 @@ impl Chat {
                 && let Ok(link) =
                     attach(&daemon, &self.session.id, Some(self.last_seq.unwrap_or(0))).await
             {
-                return Ok(link);
+                return Ok((daemon, link));
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }

@@ -153,9 +153,12 @@ async fn forward(
     }
     loop {
         // A client that went away is noticed at once, not at the next event.
+        // Shutdown ends the stream, so the drain does not wait on attached clients (they
+        // re-attach from their last seq).
         let received = tokio::select! {
             received = live_events.recv() => received,
             () = out.closed() => return,
+            () = state.shutdown.cancelled() => return,
         };
         match received {
             Ok(event) => {
@@ -195,7 +198,12 @@ async fn read_frames(
     };
     let _attached = live.client_guard();
     let _interactive = (!read_only).then(|| live.interactive_guard());
-    while let Ok(Some(frame)) = inbound.message().await {
+    loop {
+        let frame = tokio::select! {
+            frame = inbound.message() => frame,
+            () = state.shutdown.cancelled() => break,
+        };
+        let Ok(Some(frame)) = frame else { break };
         let Some(kind) = frame.kind else { continue };
         if read_only && !matches!(kind, client_frame::Kind::Detach(_)) {
             notice(
