@@ -201,12 +201,18 @@ async fn file_tools_refuse_the_daemon_config_and_system_paths() {
                 r#"{"path": "/etc/hermes-test-file", "content": "x"}"#,
             )
             .with_id("w2"),
+            hermes_tests::fake_llm::ToolCall::new(
+                "read_file",
+                &serde_json::json!({"path": home.path().join(".env")}).to_string(),
+            )
+            .with_id("r1"),
         ]),
         Reply::text("refused"),
     ])
     .await;
     let _stop = StopOnDrop(&home);
     home.use_fake_model(&server, "");
+    home.write(".env", "OPENAI_API_KEY=sk-never-shown\n");
     let before = std::fs::read_to_string(&config).unwrap();
     home.ctl_async(&["send", "change your settings"]).await.ok();
     assert_eq!(std::fs::read_to_string(&config).unwrap(), before);
@@ -224,4 +230,10 @@ async fn file_tools_refuse_the_daemon_config_and_system_paths() {
             .contains("sensitive system path")
     );
     assert!(!std::path::Path::new("/etc/hermes-test-file").exists());
+    let denied = results[2]["error"].as_str().unwrap();
+    assert!(denied.contains("holds credentials"), "{denied}");
+    assert!(
+        !denied.contains("sk-"),
+        "the key itself never reaches the model"
+    );
 }

@@ -50,6 +50,10 @@ impl Tool for ReadFileTool {
     }
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let path = ctx.resolve_path(required_str(&args, "path")?);
+        if let Some(refusal) = write_guard::check_read(&path, &ctx.services.hermes_home) {
+            tracing::warn!(path = %path.display(), "read of a credential file refused");
+            return Ok(serde_json::json!({ "error": refusal }));
+        }
         let offset = usize_arg(&args, "offset", 1).max(1);
         let limit = usize_arg(&args, "limit", files::read::DEFAULT_READ_LIMIT);
         blocking(move || files::read_file(&path, offset, limit)).await

@@ -1,6 +1,8 @@
-//! Where the file tools may write: system locations and the daemon's own configuration and
-//! secrets are refused outright (as Hermes does); shell start-up files and `~/.ssh` need the
-//! user's approval, like the same writes made through `terminal`.
+//! Where the file tools may write and read: system locations and the daemon's own configuration
+//! and secrets are refused outright (as Hermes does); shell start-up files and `~/.ssh` need the
+//! user's approval, like the same writes made through `terminal`. Reads of credential stores and
+//! project `.env` files are refused too — defence in depth, not a boundary (the shell can still
+//! read them, and the approval guard asks first).
 
 use std::path::{Path, PathBuf};
 
@@ -70,6 +72,43 @@ pub fn check_write(path: &Path, hermes_home: &Path, user_home: Option<&Path>) ->
     WriteVerdict::Allowed
 }
 
+const SECRET_FILES_IN_HOME: [&str; 6] = [
+    "auth.json",
+    "auth.lock",
+    ".anthropic_oauth.json",
+    ".env",
+    "webhook_subscriptions.json",
+    "auth/google_oauth.json",
+];
+const ENV_FILE_NAMES: [&str; 7] = [
+    ".env",
+    ".env.local",
+    ".env.development",
+    ".env.production",
+    ".env.test",
+    ".env.staging",
+    ".envrc",
+];
+
+/// Why `read_file` may not read `path` (absolute), if it may not.
+pub fn check_read(path: &Path, hermes_home: &Path) -> Option<String> {
+    let path = normalize(path);
+    let home = normalize(hermes_home);
+    let secret_store = SECRET_FILES_IN_HOME.iter().any(|f| path == home.join(f))
+        || path.starts_with(home.join("mcp-tokens"));
+    let env_file = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| ENV_FILE_NAMES.contains(&n));
+    (secret_store || env_file).then(|| {
+        format!(
+            "Access denied: {} holds credentials and is not readable by the agent. Use a \
+             documented example file (such as .env.example) or ask the user.",
+            path.display()
+        )
+    })
+}
+
 /// Check every path of a write; `Err` carries the refusal or denial the model is told.
 pub async fn guard_writes(ctx: &ToolContext, paths: &[PathBuf]) -> Result<(), String> {
     let user_home = std::env::var_os("HOME").map(PathBuf::from);
@@ -95,6 +134,20 @@ pub async fn guard_writes(ctx: &ToolContext, paths: &[PathBuf]) -> Result<(), St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credential_stores_and_env_files_are_not_readable() {
+        let hermes = Path::new("/home/u/.hermes");
+        let denied = |p: &str| check_read(Path::new(p), hermes).is_some();
+        assert!(denied("/home/u/.hermes/.env"));
+        assert!(denied("/home/u/.hermes/auth.json"));
+        assert!(denied("/home/u/.hermes/mcp-tokens/github.json"));
+        assert!(denied("/home/u/project/.env.local"));
+        assert!(denied("/home/u/project/sub/../.envrc"));
+        assert!(!denied("/home/u/project/.env.example"));
+        assert!(!denied("/home/u/.hermes/config.yaml"));
+        assert!(!denied("/home/u/project/src/env.rs"));
+    }
 
     #[test]
     fn system_paths_and_hermes_config_are_refused_and_ssh_needs_approval() {
