@@ -187,3 +187,34 @@ async fn chat_survives_a_daemon_restart_and_sends_input_once() {
         "no event shown twice:\n{screen}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_terminals_watch_one_session_at_once() {
+    let server = FakeLlm::start(vec![Reply::text_chunks(&["seen ", "by both"])]).await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, "");
+    std::fs::create_dir_all(home.user_home()).unwrap();
+    home.ctl_async(&["status"]).await.ok();
+    let first = Tmux::start(&home, "");
+    let screen = first.wait_for("/help for commands").await;
+    let id = screen
+        .split("session ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let second = Tmux::start(&home, &id);
+    second.wait_for("/help for commands").await;
+    first.keys(&["hello from one", "Enter"]);
+    first.wait_for("seen by both").await;
+    let other = second.wait_for("seen by both").await;
+    assert!(
+        other.contains("› hello from one"),
+        "the other client shows the input:\n{other}"
+    );
+    let listed = home.ctl_async(&["sessions", "list", "--json"]).await.json();
+    assert_eq!(listed[0]["clients"], 2);
+}

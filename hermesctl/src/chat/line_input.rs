@@ -22,13 +22,30 @@ struct Request {
     reply: oneshot::Sender<Line>,
 }
 
+/// Prints while the prompt is up (events that arrive as the user types): the prompt line is
+/// cleared first on a terminal. (rustyline's external printer lost keystrokes typed quickly, as
+/// tmux and pastes do, so it is not used.)
+pub struct Printer {
+    terminal: bool,
+}
+
+impl Printer {
+    pub fn print(&mut self, text: String) {
+        use std::io::Write;
+        let clear = if self.terminal { "\r\x1b[K" } else { "" };
+        print!("{clear}{text}");
+        let _ = std::io::stdout().flush();
+    }
+}
+
 /// A handle on the input thread.
+#[derive(Clone)]
 pub struct LineInput {
     requests: std_mpsc::Sender<Request>,
 }
 
 impl LineInput {
-    pub fn start(history: PathBuf) -> Self {
+    pub fn start(history: PathBuf) -> (Self, Printer) {
         let (requests, inbox) = std_mpsc::channel::<Request>();
         thread::spawn(move || {
             let mut editor = match DefaultEditor::new() {
@@ -55,7 +72,8 @@ impl LineInput {
                 let _ = request.reply.send(line);
             }
         });
-        Self { requests }
+        let terminal = std::io::IsTerminal::is_terminal(&std::io::stdout());
+        (Self { requests }, Printer { terminal })
     }
 
     /// Ask for one (possibly multi-line) entry.

@@ -3,6 +3,7 @@
 //! (twice quits), Ctrl-D or `/detach` leaves the session running. A lost connection re-attaches
 //! from the last seq seen; input is never sent twice.
 
+mod commands;
 mod line_input;
 mod markdown;
 mod slash;
@@ -18,8 +19,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use self::{
-    line_input::{Line, LineInput},
-    slash::Slash,
+    line_input::{Line, LineInput, Printer},
     view::View,
 };
 use crate::{
@@ -121,6 +121,7 @@ struct Chat {
     session: pb::Session,
     view: View,
     input: LineInput,
+    printer: Printer,
     last_seq: Option<u64>,
     running: bool,
     last_ctrl_c: Option<Instant>,
@@ -144,9 +145,11 @@ pub async fn run(
     let width = std::io::stdout()
         .is_terminal()
         .then(|| terminal_size::terminal_size().map_or(80, |(w, _)| usize::from(w.0)));
+    let (input, printer) = LineInput::start(ctx.home.dir.join("chat_history"));
     let mut chat = Chat {
         view: View::new(width),
-        input: LineInput::start(ctx.home.dir.join("chat_history")),
+        input,
+        printer,
         session,
         last_seq: None,
         running: false,
@@ -264,6 +267,19 @@ impl Chat {
         Ok(true)
     }
 
+    /// Show an event while the prompt is up (no questions can be answered from here).
+    fn print_above(&mut self, event: &pb::SessionEvent) {
+        if event.seq > 0 {
+            self.last_seq = Some(self.last_seq.unwrap_or(0).max(event.seq));
+        }
+        if let Some(kind) = &event.kind {
+            let text = self.view.render(kind);
+            if !text.is_empty() {
+                self.printer.print(text);
+            }
+        }
+    }
+
     async fn ask(&self, prompt: &str) -> String {
         match self.input.read(prompt).await {
             Line::Text(text) => text.trim().to_string(),
@@ -303,7 +319,25 @@ impl Chat {
                 return Ok(Next::Continue);
             }
         }
-        let text = match self.input.read("› ").await {
+        // While the user types, what happens in the session (another client's turn) is printed
+        // above the prompt.
+        let input = self.input.clone();
+        let read = input.read("› ");
+        tokio::pin!(read);
+        let mut connected = !link.events.is_closed();
+        let line = loop {
+            tokio::select! {
+                line = &mut read => break line,
+                event = link.events.recv(), if connected => match event.flatten() {
+                    Some(event) => self.print_above(&event),
+                    None => {
+                        link.events.close();
+                        connected = false;
+                    }
+                },
+            }
+        };
+        let text = match line {
             Line::Eof => return Ok(Next::Detach),
             Line::Interrupted => {
                 let twice = self
@@ -355,120 +389,6 @@ impl Chat {
         }
     }
 
-    async fn command(
-        &mut self,
-        daemon: &Daemon,
-        link: &mut Link,
-        command: Slash,
-    ) -> Result<Next, CliError> {
-        let mut sessions = daemon.sessions();
-        match command {
-            Slash::Help => println!("{}", slash::help()),
-            Slash::Detach => return Ok(Next::Detach),
-            Slash::Quit => return Ok(Next::Quit),
-            Slash::Verbose => {
-                self.view.verbose = !self.view.verbose;
-                println!("verbose {}", if self.view.verbose { "on" } else { "off" });
-            }
-            Slash::Stop => send(link, client_frame::Kind::Interrupt(pb::InterruptTurn {})).await,
-            Slash::New => {
-                self.session = resolve_session(daemon, None, false).await?;
-                *link = attach(daemon, &self.session.id, None).await?;
-                self.last_seq = None;
-                println!("new session {}", self.session.id);
-            }
-            Slash::Sessions => {
-                let list = sessions
-                    .list(pb::ListSessionsRequest {
-                        limit: 10,
-                        ..Default::default()
-                    })
-                    .await?
-                    .into_inner()
-                    .sessions;
-                for s in list {
-                    let here = if s.id == self.session.id { "*" } else { " " };
-                    println!("{here} {}  {:>3} msgs  {}", s.id, s.message_count, s.title);
-                }
-            }
-            Slash::Usage => {
-                let s = sessions
-                    .get(pb::GetSessionRequest {
-                        id: self.session.id.clone(),
-                        include_messages: false,
-                    })
-                    .await?
-                    .into_inner()
-                    .session
-                    .unwrap_or_default();
-                let u = s.usage.unwrap_or_default();
-                let cost = u
-                    .cost_usd
-                    .map_or_else(|| "unknown".to_string(), |c| format!("${c:.4}"));
-                println!(
-                    "{} in / {} out tokens, cost {cost}, {} messages",
-                    u.input_tokens, u.output_tokens, s.message_count
-                );
-            }
-            Slash::Model => {
-                let mut models = daemon.models();
-                match models.get_default(pb::GetDefaultModelRequest {}).await {
-                    Ok(reply) => {
-                        let m = reply.into_inner().model.unwrap_or_default();
-                        let r = m.r#ref.unwrap_or_default();
-                        println!(
-                            "{}:{} ({} tokens of context)",
-                            r.provider, r.model, m.context_length
-                        );
-                    }
-                    Err(status) => println!("{}", hermes_proto::client::describe_status(&status)),
-                }
-            }
-            Slash::Tools => {
-                let text = hermes_proto::yaml_edit::read_config(&daemon_config_path(daemon))
-                    .unwrap_or_default();
-                let toolsets = hermes_proto::yaml_edit::get(&text, "toolsets")
-                    .ok()
-                    .flatten();
-                let disabled = hermes_proto::yaml_edit::get(&text, "agent.disabled_toolsets")
-                    .ok()
-                    .flatten();
-                println!(
-                    "toolsets: {} · disabled: {}",
-                    toolsets.map_or("hermes-cli (default)".into(), |v| yaml_line(&v)),
-                    disabled.map_or("none".into(), |v| yaml_line(&v))
-                );
-            }
-            Slash::Busy(policy) => {
-                let busy = match policy.as_deref() {
-                    Some("queue") => pb::BusyPolicy::Queue,
-                    Some("steer") => pb::BusyPolicy::Steer,
-                    Some("interrupt") => pb::BusyPolicy::Interrupt,
-                    _ => {
-                        println!(
-                            "/busy queue|steer|interrupt — now: {}",
-                            self.session.busy_policy().as_str_name()
-                        );
-                        return Ok(Next::Continue);
-                    }
-                };
-                let updated = sessions
-                    .set_busy_policy(pb::SetBusyPolicyRequest {
-                        id: self.session.id.clone(),
-                        busy_policy: busy as i32,
-                    })
-                    .await?
-                    .into_inner()
-                    .session;
-                if let Some(updated) = updated {
-                    self.session = updated;
-                }
-                println!("input during a turn will {}", policy.unwrap_or_default());
-            }
-        }
-        Ok(Next::Continue)
-    }
-
     async fn reconnect(&mut self, ctx: &Context) -> Result<(Daemon, Link), CliError> {
         eprintln!(
             "connection lost; re-attaching from seq {}…",
@@ -492,15 +412,4 @@ impl Chat {
 
 async fn send(link: &Link, kind: client_frame::Kind) {
     let _ = link.frames.send(pb::ClientFrame { kind: Some(kind) }).await;
-}
-
-fn daemon_config_path(daemon: &Daemon) -> std::path::PathBuf {
-    std::path::PathBuf::from(&daemon.status.home).join("config.yaml")
-}
-
-fn yaml_line(value: &serde_yaml::Value) -> String {
-    serde_yaml::to_string(value)
-        .unwrap_or_default()
-        .trim()
-        .replace('\n', " ")
 }

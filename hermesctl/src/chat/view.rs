@@ -73,7 +73,8 @@ impl View {
         }
     }
 
-    fn render(&mut self, kind: &Kind) -> String {
+    /// The screen text for `kind`.
+    pub fn render(&mut self, kind: &Kind) -> String {
         match kind {
             Kind::UserMessage(m) => {
                 if self.own_input.as_deref() == Some(m.text.as_str()) {
