@@ -92,7 +92,7 @@ impl Turn {
             });
         }
         let mut results = futures_util::stream::iter(pending).buffered(width);
-        let last_index = calls.len() - 1;
+        let last_index = calls.len().saturating_sub(1);
         let mut index = 0;
         loop {
             let waited = std::time::Instant::now();

@@ -332,6 +332,18 @@ async fn run(
         writes: std::sync::Mutex::new(Vec::new()),
     };
     let outcome = turn.drive(&input.text, &input.source_client).await;
+    if let Err(e) = &outcome {
+        // The store failed mid-turn: clients still learn that the turn is over.
+        tracing::error!(session = %session.id, error = %e, "turn aborted");
+        live.emit_transient(
+            &turn_id,
+            hermes_proto::pb::session_event::Kind::TurnFailed(hermes_proto::pb::TurnFailed {
+                error_class: hermes_proto::pb::ErrorClass::Internal as i32,
+                message: format!("the conversation could not be stored: {e}"),
+                hint: "see hermesd.log; the disk may be full or the database unwritable".into(),
+            }),
+        );
+    }
     let late = live.end_turn();
     live.set_state(&turn_id, hermes_proto::pb::SessionState::Idle);
     // Input steered in after the turn's last look runs as the next turn, never lost.
