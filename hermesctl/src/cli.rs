@@ -67,7 +67,7 @@ pub enum Command {
     /// Start, stop or inspect the daemon.
     #[command(subcommand)]
     Daemon(DaemonCommand),
-    /// List, show and remove sessions.
+    /// List, show and remove sessions; set what input during a turn does.
     #[command(subcommand)]
     Sessions(SessionsCommand),
     /// Read and edit config.yaml (works without the daemon; a running one reloads).
