@@ -101,7 +101,12 @@ fn fastrand_suffix() -> u32 {
 #[tokio::test(flavor = "multi_thread")]
 async fn chat_streams_asks_interrupts_and_detaches() {
     let server = FakeLlm::start(vec![
-        Reply::text_chunks(&["Hello ", "**there**\n", "all done"]),
+        Reply::text_chunks(&[
+            "Hello ",
+            "**there**\n",
+            "```rust\nfn main() {}\n```\n",
+            "all done",
+        ]),
         Reply::tool_call("terminal", r#"{"command": "rm -rf victim"}"#),
         Reply::text("removed it"),
         Reply::text_chunks(&["slow "; 400]).with_delay_ms(20),
@@ -124,6 +129,10 @@ async fn chat_streams_asks_interrupts_and_detaches() {
         "bold markers are rendered away:\n{screen}"
     );
     assert!(screen.contains("all done"));
+    assert!(
+        screen.contains("fn main() {}"),
+        "the code block is shown:\n{screen}"
+    );
 
     tmux.keys(&["/detahc", "Enter"]);
     tmux.wait_for("did you mean /detach?").await;

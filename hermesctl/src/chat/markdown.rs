@@ -1,6 +1,18 @@
 //! Streamed Markdown for the terminal: text is shown as it arrives, and each line is drawn again
-//! styled once it is complete — headings bold, lists with bullets, `code` and fenced blocks in
-//! colour, **bold** bold. Without a terminal the text passes through unchanged.
+//! styled once it is complete — headings bold, lists with bullets, `code` in colour, **bold**
+//! bold, fenced code blocks highlighted for their language (syntect). Without a terminal the text
+//! passes through unchanged.
+
+use std::sync::LazyLock;
+
+use syntect::{
+    easy::HighlightLines, highlighting::ThemeSet, parsing::SyntaxSet,
+    util::as_24_bit_terminal_escaped,
+};
+
+/// Loaded on the first code block, not at start-up.
+static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
+static THEMES: LazyLock<ThemeSet> = LazyLock::new(ThemeSet::load_defaults);
 
 const BOLD: &str = "\x1b[1m";
 const DIM: &str = "\x1b[2m";
@@ -8,12 +20,33 @@ const CODE: &str = "\x1b[36m";
 const RESET: &str = "\x1b[0m";
 
 /// Renders one streamed answer.
-#[derive(Debug)]
 pub struct MarkdownStream {
     /// Terminal columns; `None` when stdout is not a terminal (no styling, no redraw).
     width: Option<usize>,
     partial: String,
     in_code: bool,
+    /// The highlighter of the open code block, when its language is known.
+    code: Option<HighlightLines<'static>>,
+}
+
+impl std::fmt::Debug for MarkdownStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MarkdownStream")
+            .field("width", &self.width)
+            .field("in_code", &self.in_code)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A highlighter for the language named after the opening fence.
+fn highlighter(language: &str) -> Option<HighlightLines<'static>> {
+    let language = language.trim();
+    if language.is_empty() {
+        return None;
+    }
+    let syntax = SYNTAXES.find_syntax_by_token(language)?;
+    let theme = THEMES.themes.get("base16-ocean.dark")?;
+    Some(HighlightLines::new(syntax, theme))
 }
 
 impl MarkdownStream {
@@ -22,6 +55,7 @@ impl MarkdownStream {
             width,
             partial: String::new(),
             in_code: false,
+            code: None,
         }
     }
 
@@ -66,18 +100,33 @@ impl MarkdownStream {
         };
         self.partial.clear();
         self.in_code = false;
+        self.code = None;
         out
     }
 
     fn style_line(&mut self) -> String {
         let line = self.partial.as_str();
         let trimmed = line.trim_start();
-        if trimmed.starts_with("```") {
+        if let Some(language) = trimmed.strip_prefix("```") {
             self.in_code = !self.in_code;
+            self.code = if self.in_code {
+                highlighter(language)
+            } else {
+                None
+            };
             return format!("{DIM}{line}{RESET}");
         }
         if self.in_code {
-            return format!("{CODE}{line}{RESET}");
+            let highlighted = self.code.as_mut().and_then(|h| {
+                let with_newline = format!("{line}\n");
+                h.highlight_line(&with_newline, &SYNTAXES)
+                    .ok()
+                    .map(|ranges| as_24_bit_terminal_escaped(&ranges, false))
+            });
+            return match highlighted {
+                Some(text) => format!("{}{RESET}", text.trim_end_matches('\n')),
+                None => format!("{CODE}{line}{RESET}"),
+            };
         }
         if trimmed.starts_with('#') {
             return format!("{BOLD}{line}{RESET}");
@@ -156,11 +205,13 @@ mod tests {
             out.ends_with(&format!("• use {CODE}ls{RESET} now\n")),
             "{out:?}"
         );
-        let code = stream.push("```rust\nlet x = 1;\n```\n");
+        let rust = stream.push("```rust\nlet x = 1;\n```\n");
         assert!(
-            code.contains(&format!("{CODE}let x = 1;{RESET}")),
-            "{code:?}"
+            rust.contains("\x1b[38;2;"),
+            "24-bit colours for a known language: {rust:?}"
         );
+        let plain = stream.push("```\nplain\n```\n");
+        assert!(plain.contains(&format!("{CODE}plain{RESET}")), "{plain:?}");
         assert!(stream.push("**done**").contains("**done**"));
         assert!(stream.finish().contains(&format!("{BOLD}done{RESET}")));
     }
