@@ -288,6 +288,10 @@ impl Chat {
     }
 
     /// While a turn runs: show its events; Ctrl-C interrupts it, twice within 2 s quits.
+    ///
+    /// The SIGINT listener is made for each wait: rustyline (built without `signal-hook`) puts its
+    /// own SIGINT handler in place while it reads a line, so a listener made before that never
+    /// hears Ctrl-C; its `signal-hook` build, like its external printer, drops keys typed fast.
     async fn watch_turn(&mut self, link: &mut Link) -> Result<Next, CliError> {
         tokio::select! {
             event = link.events.recv() => {
