@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod env;
+pub mod events;
 pub mod place;
 pub mod yaml_edit;
 

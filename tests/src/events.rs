@@ -1,34 +1,15 @@
 //! Reading a session's events through `Sessions.Attach`, as any client does.
 
-use hermes_proto::pb::{self, client_frame, session_event::Kind, sessions_client::SessionsClient};
+use hermes_proto::pb::{self, client_frame, sessions_client::SessionsClient};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 /// A short name for an event kind, for assertions.
 pub fn kind_name(event: &pb::SessionEvent) -> &'static str {
-    match &event.kind {
-        Some(Kind::TurnStarted(_)) => "turn_started",
-        Some(Kind::TurnFinished(_)) => "turn_finished",
-        Some(Kind::TurnInterrupted(_)) => "turn_interrupted",
-        Some(Kind::TurnFailed(_)) => "turn_failed",
-        Some(Kind::TextDelta(_)) => "text_delta",
-        Some(Kind::ReasoningDelta(_)) => "reasoning_delta",
-        Some(Kind::AssistantMessage(_)) => "assistant_message",
-        Some(Kind::ToolStarted(_)) => "tool_started",
-        Some(Kind::ToolOutput(_)) => "tool_output",
-        Some(Kind::ToolFinished(_)) => "tool_finished",
-        Some(Kind::ApprovalRequested(_)) => "approval_requested",
-        Some(Kind::ApprovalResolved(_)) => "approval_resolved",
-        Some(Kind::ClarifyRequested(_)) => "clarify_requested",
-        Some(Kind::ClarifyAnswered(_)) => "clarify_answered",
-        Some(Kind::StateChanged(_)) => "state_changed",
-        Some(Kind::ClientsChanged(_)) => "clients_changed",
-        Some(Kind::Notice(_)) => "notice",
-        Some(Kind::Lagged(_)) => "lagged",
-        Some(Kind::ReplayDone(_)) => "replay_done",
-        Some(Kind::UserMessage(_)) => "user_message",
-        None => "none",
-    }
+    event
+        .kind
+        .as_ref()
+        .map_or("none", hermes_proto::events::kind_name)
 }
 
 /// An attached client: send frames, read events.

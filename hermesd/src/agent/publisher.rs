@@ -149,31 +149,6 @@ impl Outbox {
     }
 }
 
-fn kind_name(kind: &Kind) -> &'static str {
-    match kind {
-        Kind::TurnStarted(_) => "turn_started",
-        Kind::TurnFinished(_) => "turn_finished",
-        Kind::TurnInterrupted(_) => "turn_interrupted",
-        Kind::TurnFailed(_) => "turn_failed",
-        Kind::TextDelta(_) => "text_delta",
-        Kind::ReasoningDelta(_) => "reasoning_delta",
-        Kind::AssistantMessage(_) => "assistant_message",
-        Kind::ToolStarted(_) => "tool_started",
-        Kind::ToolOutput(_) => "tool_output",
-        Kind::ToolFinished(_) => "tool_finished",
-        Kind::ApprovalRequested(_) => "approval_requested",
-        Kind::ApprovalResolved(_) => "approval_resolved",
-        Kind::ClarifyRequested(_) => "clarify_requested",
-        Kind::ClarifyAnswered(_) => "clarify_answered",
-        Kind::StateChanged(_) => "state_changed",
-        Kind::ClientsChanged(_) => "clients_changed",
-        Kind::Notice(_) => "notice",
-        Kind::Lagged(_) => "lagged",
-        Kind::ReplayDone(_) => "replay_done",
-        Kind::UserMessage(_) => "user_message",
-    }
-}
-
 fn now() -> prost_types::Timestamp {
     let now = chrono::Utc::now();
     prost_types::Timestamp {
@@ -251,7 +226,7 @@ async fn store_batch(
             let mut out = Vec::with_capacity(items.len());
             for (seq, turn_id, make) in items {
                 let (kind, value) = make(tx)?;
-                let name = kind_name(&kind);
+                let name = hermes_proto::events::kind_name(&kind);
                 let event = stamp(&id, seq, turn_id, kind);
                 let turn = Some(event.turn_id.as_str()).filter(|t| !t.is_empty());
                 store::put_event(tx, &id, seq as i64, turn, name, &event.encode_to_vec())?;

@@ -71,6 +71,16 @@ fn model_ref(endpoint: &Endpoint) -> pb::ModelRef {
 }
 
 impl ModelsService {
+    /// The primary model of the configured chain, with its context window and prices.
+    async fn primary_info(&self) -> Result<pb::ModelInfo, Status> {
+        let chain = self.chain().await?;
+        let primary = chain
+            .endpoints
+            .first()
+            .ok_or_else(|| Status::failed_precondition(llm::HOW_TO_CONFIGURE))?;
+        Ok(self.info(&chain, primary).await)
+    }
+
     /// Write `edits` to config.yaml and reload; a result the daemon cannot use (bad config, a
     /// model chain that does not resolve) is undone and reported.
     async fn edit_config(&self, edits: Vec<(String, serde_yaml::Value)>) -> Result<(), Status> {
@@ -153,14 +163,8 @@ impl pb::models_server::Models for ModelsService {
         &self,
         _request: Request<pb::GetDefaultModelRequest>,
     ) -> Result<Response<pb::GetDefaultModelResponse>, Status> {
-        let chain = self.chain().await?;
-        let primary = chain
-            .endpoints
-            .first()
-            .ok_or_else(|| Status::failed_precondition(llm::HOW_TO_CONFIGURE))?;
-        let model = self.info(&chain, primary).await;
         Ok(Response::new(pb::GetDefaultModelResponse {
-            model: Some(model),
+            model: Some(self.primary_info().await?),
         }))
     }
 
@@ -175,14 +179,8 @@ impl pb::models_server::Models for ModelsService {
             .map(|(key, value)| (format!("model.{key}"), value))
             .collect();
         self.edit_config(edits).await?;
-        let chain = self.chain().await?;
-        let primary = chain
-            .endpoints
-            .first()
-            .ok_or_else(|| Status::failed_precondition(llm::HOW_TO_CONFIGURE))?;
-        let model = self.info(&chain, primary).await;
         Ok(Response::new(pb::SetDefaultModelResponse {
-            model: Some(model),
+            model: Some(self.primary_info().await?),
         }))
     }
 

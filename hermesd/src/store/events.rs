@@ -14,39 +14,6 @@ pub struct StoredEvent {
     pub created_at: i64,
 }
 
-/// Append an event with the next seq of its session; `encode` receives the seq and returns the
-/// payload (so the payload can carry its own seq). Returns the seq.
-pub fn append_event(
-    tx: &Transaction<'_>,
-    session_id: &str,
-    turn_id: Option<&str>,
-    kind: &str,
-    encode: impl FnOnce(i64) -> Vec<u8>,
-) -> Result<i64, StoreError> {
-    let seq: i64 = tx
-        .query_row(
-            "UPDATE sessions SET last_seq = last_seq + 1 WHERE id = ?1 RETURNING last_seq",
-            [session_id],
-            |row| row.get(0),
-        )
-        .map_err(|e| match e {
-            rusqlite::Error::QueryReturnedNoRows => {
-                StoreError::SessionNotFound(session_id.to_string())
-            }
-            e => StoreError::Sql {
-                context: "next event seq",
-                source: e,
-            },
-        })?;
-    tx.execute(
-        "INSERT INTO events (session_id, seq, turn_id, kind, payload, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![session_id, seq, turn_id, kind, encode(seq), now_ms()],
-    )
-    .map_err(StoreError::sql("append event"))?;
-    Ok(seq)
-}
-
 /// Store an event whose seq the caller assigned (the live session numbers events, including
 /// deltas that are never stored); the session's `last_seq` moves up to it.
 pub fn put_event(
@@ -57,12 +24,7 @@ pub fn put_event(
     kind: &str,
     payload: &[u8],
 ) -> Result<(), StoreError> {
-    tx.execute(
-        "INSERT INTO events (session_id, seq, turn_id, kind, payload, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![session_id, seq, turn_id, kind, payload, now_ms()],
-    )
-    .map_err(StoreError::sql("store event"))?;
+    // The session first: a deleted one is "not found", not a foreign-key failure.
     let changed = tx
         .execute(
             "UPDATE sessions SET last_seq = max(last_seq, ?2) WHERE id = ?1",
@@ -72,6 +34,12 @@ pub fn put_event(
     if changed == 0 {
         return Err(StoreError::SessionNotFound(session_id.to_string()));
     }
+    tx.execute(
+        "INSERT INTO events (session_id, seq, turn_id, kind, payload, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![session_id, seq, turn_id, kind, payload, now_ms()],
+    )
+    .map_err(StoreError::sql("store event"))?;
     Ok(())
 }
 

@@ -19,7 +19,7 @@ use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags, Transaction};
 
 pub use error::StoreError;
-pub use events::{StoredEvent, append_event, events_after, put_event, seq_before_last_messages};
+pub use events::{StoredEvent, events_after, put_event, seq_before_last_messages};
 pub use messages::{MessageRow, NewMessage, append_message, list_messages};
 pub use search::{MessageHit, fts_query, search_messages};
 pub use sessions::{

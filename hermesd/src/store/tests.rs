@@ -94,7 +94,7 @@ async fn appending_to_an_unknown_session_is_not_found() {
         "{err}"
     );
     let err = store
-        .write(|tx| append_event(tx, "nope", None, "notice", |_| Vec::new()))
+        .write(|tx| put_event(tx, "nope", 1, None, "notice", &[]))
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::SessionNotFound(_)), "{err}");
@@ -112,23 +112,32 @@ async fn events_are_numbered_per_session() {
         .await
         .unwrap();
     let (a2, b2) = (a.clone(), b.clone());
-    let seqs = store
+    store
         .write(move |tx| {
-            Ok(vec![
-                append_event(tx, &a2, Some("t1"), "text_delta", |seq| vec![seq as u8])?,
-                append_event(tx, &a2, Some("t1"), "text_delta", |seq| vec![seq as u8])?,
-                append_event(tx, &b2, None, "notice", |seq| vec![seq as u8])?,
-            ])
+            put_event(tx, &a2, 1, Some("t1"), "assistant_message", &[1])?;
+            // Seqs the live session gave to unstored deltas leave a gap; last_seq follows.
+            put_event(tx, &a2, 4, Some("t1"), "assistant_message", &[4])?;
+            put_event(tx, &b2, 1, None, "notice", &[1])
         })
         .await
         .unwrap();
-    assert_eq!(seqs, vec![1, 2, 1]);
+    let last = |id: String| {
+        let store = store.clone();
+        async move {
+            store
+                .read(move |c| Ok(get_session(c, &id)?.map(|s| s.last_seq)))
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(last(a.clone()).await, Some(4));
+    assert_eq!(last(b.clone()).await, Some(1));
     let after = store
         .read(move |c| events_after(c, &a, 1, 0))
         .await
         .unwrap();
     assert_eq!(after.len(), 1);
-    assert_eq!((after[0].seq, after[0].payload.clone()), (2, vec![2]));
+    assert_eq!((after[0].seq, after[0].payload.clone()), (4, vec![4]));
 }
 
 #[tokio::test]

@@ -213,7 +213,19 @@ impl Toolbox {
             .get(&call.name)
             .and_then(|t| t.max_result_chars())
             .unwrap_or(usize::MAX);
-        let content = spill::spill_if_large(text, limit, &ctx.settings.spill_dir, &call.id);
+        // Writing a large result to disk happens on the blocking pool.
+        let content = if text.len() > limit {
+            let dir = ctx.settings.spill_dir.clone();
+            let id = call.id.clone();
+            let preview = text.chars().take(200).collect::<String>();
+            tokio::task::spawn_blocking(move || spill::spill_if_large(text, limit, &dir, &id))
+                .await
+                .unwrap_or_else(|e| {
+                    format!("{preview}…\n[Truncated: the result could not be saved: {e}]")
+                })
+        } else {
+            text
+        };
         ToolOutcome {
             content,
             ok,
