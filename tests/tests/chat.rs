@@ -1,5 +1,6 @@
 //! `hermesctl chat` driven through tmux (a real terminal): send and stream, a tool line, an
-//! inline approval, Ctrl-C interrupting a turn, slash commands, and Ctrl-D detaching.
+//! inline approval, Ctrl-C interrupting a turn, slash commands, and Ctrl-D detaching (at the
+//! prompt and mid-turn).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
 
 use std::{process::Command, time::Duration};
@@ -145,10 +146,12 @@ async fn chat_streams_asks_interrupts_and_detaches() {
 
     tmux.keys(&["tell a long story", "Enter"]);
     tmux.wait_for("slow slow").await;
+    tmux.keys(&["typed ", "ahead"]);
     tmux.keys(&["C-c"]);
     tmux.wait_for("— interrupted").await;
+    tmux.wait_for("› typed ahead").await;
 
-    tmux.keys(&["C-d"]);
+    tmux.keys(&["C-u", "C-d"]);
     let screen = tmux.wait_for("EXIT=").await;
     assert!(screen.contains("detached; the session goes on"), "{screen}");
     assert!(screen.contains("EXIT=0"), "{screen}");
@@ -226,4 +229,51 @@ async fn two_terminals_watch_one_session_at_once() {
     );
     let listed = home.ctl_async(&["sessions", "list", "--json"]).await.json();
     assert_eq!(listed[0]["clients"], 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_d_mid_turn_detaches_and_the_turn_goes_on() {
+    let mut chunks = vec!["tick "; 300];
+    chunks.push("THE END");
+    let server = FakeLlm::start(vec![Reply::text_chunks(&chunks).with_delay_ms(10)]).await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, "");
+    std::fs::create_dir_all(home.user_home()).unwrap();
+    home.ctl_async(&["status"]).await.ok();
+    let first = Tmux::start(&home, "");
+    first.wait_for("/help for commands").await;
+    first.keys(&["count for me", "Enter"]);
+    first.wait_for("tick tick").await;
+    first.keys(&["C-d"]);
+    let screen = first.wait_for("EXIT=").await;
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    assert!(
+        !screen.contains("THE END"),
+        "detached before the end:\n{screen}"
+    );
+    first.keys(&["echo-is-back"]);
+    first.wait_for("echo-is-back").await; // the terminal was put back as it was
+    let id = screen
+        .split("hermesctl chat ")
+        .last()
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+
+    let second = Tmux::start(&home, &id);
+    let screen = second.wait_for("THE END").await;
+    assert!(
+        screen.contains("› count for me"),
+        "the re-attached client shows the same turn:\n{screen}"
+    );
+    let shown = home
+        .ctl_async(&["sessions", "show", &id, "--json"])
+        .await
+        .json();
+    let answer = shown["messages"][1]["content"].as_str().unwrap();
+    assert!(answer.ends_with("THE END"), "the turn finished: {answer}");
+    assert_eq!(answer.matches("tick").count(), 300);
 }

@@ -19,6 +19,7 @@ pub enum Line {
 
 struct Request {
     prompt: String,
+    initial: String,
     reply: oneshot::Sender<Line>,
 }
 
@@ -60,7 +61,7 @@ impl LineInput {
             }
             while let Ok(request) = inbox.recv() {
                 let line = match editor.as_mut() {
-                    Some(editor) => read(editor, &request.prompt),
+                    Some(editor) => read(editor, &request.prompt, &request.initial),
                     None => read_plain(&request.prompt),
                 };
                 if let (Line::Text(text), Some(editor)) = (&line, editor.as_mut())
@@ -76,11 +77,12 @@ impl LineInput {
         (Self { requests }, Printer { terminal })
     }
 
-    /// Ask for one (possibly multi-line) entry.
-    pub async fn read(&self, prompt: &str) -> Line {
+    /// Ask for one (possibly multi-line) entry, the line starting with `initial`.
+    pub async fn read(&self, prompt: &str, initial: &str) -> Line {
         let (reply, answer) = oneshot::channel();
         let request = Request {
             prompt: prompt.to_string(),
+            initial: initial.to_string(),
             reply,
         };
         if self.requests.send(request).is_err() {
@@ -90,11 +92,12 @@ impl LineInput {
     }
 }
 
-fn read(editor: &mut DefaultEditor, prompt: &str) -> Line {
+fn read(editor: &mut DefaultEditor, prompt: &str, initial: &str) -> Line {
     let mut text = String::new();
     let mut prompt = prompt.to_string();
+    let mut initial = initial.to_string();
     loop {
-        match editor.readline(&prompt) {
+        match editor.readline_with_initial(&prompt, (&std::mem::take(&mut initial), "")) {
             Ok(line) => match line.strip_suffix('\\') {
                 Some(head) => {
                     text.push_str(head);

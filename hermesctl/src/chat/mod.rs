@@ -7,6 +7,7 @@ mod commands;
 mod line_input;
 mod markdown;
 mod slash;
+mod turn_keys;
 mod view;
 
 use std::{
@@ -20,6 +21,7 @@ use tokio_stream::wrappers::ReceiverStream;
 
 use self::{
     line_input::{Line, LineInput, Printer},
+    turn_keys::{TurnKey, TurnKeys},
     view::View,
 };
 use crate::{
@@ -127,6 +129,10 @@ struct Chat {
     last_ctrl_c: Option<Instant>,
     /// Input typed while the connection was down, sent once re-attached.
     unsent: Option<String>,
+    /// The keyboard while a turn runs (a terminal only).
+    keys: Option<TurnKeys>,
+    /// Text typed during the turn, waiting for the next prompt.
+    typed_ahead: String,
 }
 
 enum Next {
@@ -155,6 +161,8 @@ pub async fn run(
         running: false,
         last_ctrl_c: None,
         unsent: None,
+        keys: None,
+        typed_ahead: String::new(),
     };
     println!(
         "session {} — /help for commands, Ctrl-D detaches",
@@ -171,13 +179,17 @@ pub async fn run(
         match next {
             Next::Continue => {}
             Next::Detach => {
+                chat.release_keys();
                 println!(
                     "detached; the session goes on. Re-attach: hermesctl chat {}",
                     chat.session.id
                 );
                 return Ok(());
             }
-            Next::Quit => return Ok(()),
+            Next::Quit => {
+                chat.release_keys();
+                return Ok(());
+            }
         }
         if link.frames.is_closed() || link.events.is_closed() {
             (daemon, link) = chat.reconnect(ctx).await?;
@@ -280,36 +292,61 @@ impl Chat {
         }
     }
 
-    async fn ask(&self, prompt: &str) -> String {
-        match self.input.read(prompt).await {
+    /// Give the keyboard back to the line editor, keeping what was typed during the turn.
+    fn release_keys(&mut self) {
+        if let Some(keys) = self.keys.take() {
+            self.typed_ahead.push_str(&keys.finish());
+        }
+    }
+
+    async fn ask(&mut self, prompt: &str) -> String {
+        self.release_keys();
+        match self.input.read(prompt, "").await {
             Line::Text(text) => text.trim().to_string(),
             Line::Interrupted | Line::Eof => String::new(),
         }
     }
 
-    /// While a turn runs: show its events; Ctrl-C interrupts it, twice within 2 s quits.
-    ///
-    /// The SIGINT listener is made for each wait: rustyline (built without `signal-hook`) puts its
-    /// own SIGINT handler in place while it reads a line, so a listener made before that never
-    /// hears Ctrl-C; its `signal-hook` build, like its external printer, drops keys typed fast.
+    /// While a turn runs: show its events; Ctrl-C interrupts it, twice within 2 s quits; Ctrl-D
+    /// detaches. On a terminal the keys are read as bytes (see `turn_keys`); otherwise SIGINT is
+    /// listened for.
     async fn watch_turn(&mut self, link: &mut Link) -> Result<Next, CliError> {
-        tokio::select! {
+        if self.keys.is_none() && std::io::stdin().is_terminal() {
+            self.keys = TurnKeys::start();
+        }
+        let key = async {
+            match self.keys.as_mut() {
+                Some(keys) => keys.next().await,
+                None => tokio::signal::ctrl_c()
+                    .await
+                    .ok()
+                    .map(|()| TurnKey::Interrupt),
+            }
+        };
+        let key = tokio::select! {
             event = link.events.recv() => {
                 if !self.on_event(event.flatten(), link).await? {
                     link.events.close();
                 }
+                return Ok(Next::Continue);
             }
-            _ = tokio::signal::ctrl_c() => {
-                let twice = self.last_ctrl_c.is_some_and(|t| t.elapsed() < Duration::from_secs(2));
+            Some(key) = key => key,
+        };
+        match key {
+            TurnKey::Detach => Ok(Next::Detach),
+            TurnKey::Interrupt => {
+                let twice = self
+                    .last_ctrl_c
+                    .is_some_and(|t| t.elapsed() < Duration::from_secs(2));
                 if twice {
                     return Ok(Next::Quit);
                 }
                 self.last_ctrl_c = Some(Instant::now());
                 eprintln!("\ninterrupting (Ctrl-C again to quit)…");
                 send(link, client_frame::Kind::Interrupt(pb::InterruptTurn {})).await;
+                Ok(Next::Continue)
             }
         }
-        Ok(Next::Continue)
     }
 
     /// While idle: show what arrived, then read one entry.
@@ -325,8 +362,10 @@ impl Chat {
         }
         // While the user types, what happens in the session (another client's turn) is printed
         // above the prompt.
+        self.release_keys();
+        let typed_ahead = std::mem::take(&mut self.typed_ahead);
         let input = self.input.clone();
-        let read = input.read("› ");
+        let read = input.read("› ", &typed_ahead);
         tokio::pin!(read);
         let mut connected = !link.events.is_closed();
         let line = loop {
