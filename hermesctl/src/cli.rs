@@ -70,6 +70,12 @@ pub enum Command {
     /// List, show and remove sessions; set what input during a turn does.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// What the agent remembers: MEMORY.md (its notes) and USER.md (the user profile).
+    #[command(subcommand)]
+    Memory(MemoryCommand),
+    /// Skills: list, read, install, remove, and trust quarantined ones.
+    #[command(subcommand)]
+    Skills(SkillsCommand),
     /// Read and edit config.yaml (works without the daemon; a running one reloads).
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -168,4 +174,66 @@ pub enum ModelCommand {
         #[arg(long)]
         all: bool,
     },
+}
+
+/// Which memory store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MemoryTargetArg {
+    /// MEMORY.md: the agent's notes.
+    Memory,
+    /// USER.md: who the user is.
+    User,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Print the entries with their usage of the limit (both stores unless --target).
+    Show {
+        #[arg(long, short, value_enum)]
+        target: Option<MemoryTargetArg>,
+    },
+    /// Add an entry.
+    Add {
+        #[arg(long, short, value_enum, default_value = "memory")]
+        target: MemoryTargetArg,
+        /// The entry text; `-` reads it from standard input.
+        #[arg(required = true, num_args = 1.., value_name = "TEXT")]
+        text: Vec<String>,
+    },
+    /// Remove the entry containing TEXT (a unique part of it is enough).
+    Rm {
+        #[arg(long, short, value_enum, default_value = "memory")]
+        target: MemoryTargetArg,
+        #[arg(required = true, num_args = 1.., value_name = "TEXT")]
+        text: Vec<String>,
+    },
+    /// Edit the entries in $EDITOR (entries separated by a line holding only §).
+    Edit {
+        #[arg(long, short, value_enum, default_value = "memory")]
+        target: MemoryTargetArg,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SkillsCommand {
+    /// Every skill with its trust, origin and whether it is active here.
+    List,
+    /// Print a skill's SKILL.md, or one of its files.
+    View {
+        name: String,
+        /// A file inside the skill, e.g. references/api.md.
+        #[arg(value_name = "FILE")]
+        file: Option<String>,
+    },
+    /// Copy a local skill directory (holding SKILL.md) into $HERMES_HOME/skills; it is scanned.
+    Install {
+        path: std::path::PathBuf,
+        /// Put it under this category.
+        #[arg(long)]
+        category: Option<String>,
+    },
+    /// Delete a skill from disk.
+    Rm { name: String },
+    /// Let the model see a quarantined skill as it is now (a later change is scanned again).
+    Trust { name: String },
 }

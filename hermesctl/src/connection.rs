@@ -3,8 +3,8 @@
 use hermes_proto::{
     client::{self, protocol_mismatch},
     pb::{
-        self, daemon_client::DaemonClient, models_client::ModelsClient,
-        sessions_client::SessionsClient,
+        self, daemon_client::DaemonClient, memory_client::MemoryClient,
+        models_client::ModelsClient, sessions_client::SessionsClient, skills_client::SkillsClient,
     },
 };
 use tonic::transport::Channel;
@@ -29,6 +29,14 @@ impl Daemon {
 
     pub fn models(&self) -> ModelsClient<Channel> {
         ModelsClient::new(self.channel.clone())
+    }
+
+    pub fn memory(&self) -> MemoryClient<Channel> {
+        MemoryClient::new(self.channel.clone())
+    }
+
+    pub fn skills(&self) -> SkillsClient<Channel> {
+        SkillsClient::new(self.channel.clone())
     }
 }
 

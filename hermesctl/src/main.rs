@@ -71,6 +71,8 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Model(command) => commands::model::run(&ctx, command).await,
         Command::Sessions(command) => commands::sessions::run(&ctx, command).await,
         Command::Config(command) => commands::config::run(&ctx, command).await,
+        Command::Memory(command) => commands::memory::run(&ctx, command).await,
+        Command::Skills(command) => commands::skills::run(&ctx, command).await,
         Command::Completions { .. } | Command::Man { .. } => Ok(()),
     }
 }

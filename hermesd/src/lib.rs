@@ -9,6 +9,7 @@ pub mod guard;
 pub mod ids;
 pub mod llm;
 pub mod logging;
+pub mod memory;
 pub mod server;
 pub mod startup;
 pub mod state;

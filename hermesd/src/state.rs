@@ -50,6 +50,8 @@ impl DaemonState {
         flags: FlagOverrides,
     ) -> Self {
         let hermes_home = home.dir.clone();
+        let tool_services = Arc::new(crate::tools::ToolServices::new(store.clone(), hermes_home));
+        tool_services.apply_config(&config.tree);
         Self {
             home,
             socket,
@@ -64,7 +66,7 @@ impl DaemonState {
             model_metadata: crate::llm::MetadataCache::default(),
             live: crate::agent::LiveSessions::default(),
             registry: crate::tools::Registry::builtin(),
-            tool_services: Arc::new(crate::tools::ToolServices::new(store.clone(), hermes_home)),
+            tool_services,
         }
     }
 
@@ -102,6 +104,7 @@ impl DaemonState {
         if old.socket() != config.socket() {
             notices.push("daemon.socket changes take effect when hermesd restarts".into());
         }
+        self.tool_services.apply_config(&config.tree);
         match self.config.write() {
             Ok(mut guard) => *guard = Arc::new(config),
             Err(poisoned) => *poisoned.into_inner() = Arc::new(config),

@@ -110,6 +110,9 @@ impl Turn {
                 outcome.content = annotate(&outcome.content, "_budget_warning", &note);
             }
             tally.tool_calls += 1;
+            if !tally.tools_used.contains(&call.name) {
+                tally.tools_used.push(call.name.clone());
+            }
             self.store_result(
                 call,
                 &outcome.content,

@@ -50,6 +50,8 @@ pub struct LiveSession {
     clients: AtomicUsize,
     /// When the session last became unused (no turn, no client); `None` while in use.
     idle_since: Mutex<Option<Instant>>,
+    /// The learning loop's counters (see `review`).
+    pub learning: Mutex<super::review::LearningCounters>,
 }
 
 impl std::fmt::Debug for LiveSession {
@@ -81,6 +83,7 @@ impl LiveSession {
             state: Mutex::new(pb::SessionState::Idle),
             clients: AtomicUsize::new(0),
             idle_since: Mutex::new(None),
+            learning: Mutex::new(super::review::LearningCounters::default()),
         })
     }
 

@@ -12,11 +12,13 @@ mod prompt;
 mod publisher;
 mod repair;
 pub mod replay;
+mod review;
 mod session;
 mod settings;
 mod turn;
 
 pub use live::{Answer, ClientGuard, InteractiveGuard, LiveSession, LiveSessions, Partial};
+pub use review::REVIEW_SOURCE;
 pub use session::{
     BusyPolicy, MAX_INPUT_BYTES, Submitted, Target, TurnError, TurnInput, prepare, send,
     spawn_turn, submit,

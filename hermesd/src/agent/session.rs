@@ -9,12 +9,14 @@ use super::{
     live::LiveSession,
     port::{self, ApprovalPolicy, LivePort},
     prompt::{self, PromptInputs},
+    review,
     settings::TurnSettings,
     turn::{Turn, TurnOutcome},
 };
 use crate::{
     ids,
     llm::{self, Chain},
+    memory::MemorySettings,
     state::DaemonState,
     store::{self, Lineage, NewSession, SessionRow, StoreError},
     tools::{ToolSettings, ToolsetSelection},
@@ -238,6 +240,8 @@ async fn steered_outcome(
         answered_by: String::new(),
         iterations: 0,
         tool_calls: 0,
+        tool_iterations: 0,
+        tools_used: Vec::new(),
         end: super::turn::TurnEnd::Finished,
     })
 }
@@ -273,24 +277,33 @@ async fn run(
     input: &TurnInput,
 ) -> Result<TurnOutcome, TurnError> {
     let config = state.config();
-    let settings = TurnSettings::from_config(&config.tree);
+    let mut settings = TurnSettings::from_config(&config.tree);
     let id = session_id.to_string();
     let session = state
         .store
         .read(move |conn| store::resolve_conversation(conn, &id))
         .await?;
-    let toolbox = state.registry.toolbox(
-        &ToolsetSelection::from_config(&config.tree),
-        &state.tool_services,
-        excluded_tools(&session.source),
-    );
+    let reviewing = session.source == review::REVIEW_SOURCE;
+    let toolbox = if reviewing {
+        settings.max_iterations = review::Nudges::from_config(&config.tree).budget;
+        state
+            .registry
+            .toolbox_of(&review::REVIEW_TOOLS, &state.tool_services)
+    } else {
+        state.registry.toolbox(
+            &ToolsetSelection::from_config(&config.tree),
+            &state.tool_services,
+            excluded_tools(&session.source),
+        )
+    };
+    let tool_names = toolbox.names();
     let cwd = session_cwd(&session, &settings);
     let model = chain
         .endpoints
         .first()
         .map(llm::Endpoint::label)
         .unwrap_or_default();
-    let system = system_prompt(state, &session, &toolbox.names(), &settings, &model, &cwd).await?;
+    let system = system_prompt(state, &session, &tool_names, &settings, &model, &cwd).await?;
     let mut allowlist = settings.allowlist.clone();
     allowlist.extend(state.store.read(port::stored_allowlist).await?);
     let turn_id = ids::short_id("turn");
@@ -315,6 +328,7 @@ async fn run(
             .join("cache")
             .join("tool-results")
             .join(&session.id),
+        background_review: reviewing,
     });
     let turn = Turn {
         state: Arc::clone(state),
@@ -332,6 +346,9 @@ async fn run(
         writes: std::sync::Mutex::new(Vec::new()),
     };
     let outcome = turn.drive(&input.text, &input.source_client).await;
+    if let Ok(done) = &outcome {
+        review::after_turn(state, live, &session, done, &tool_names);
+    }
     if let Err(e) = &outcome {
         // The store failed mid-turn: clients still learn that the turn is over.
         tracing::error!(session = %session.id, error = %e, "turn aborted");
@@ -394,14 +411,20 @@ async fn system_prompt(
     let started = chrono::Local::now()
         .format("%A, %B %d, %Y %H:%M")
         .to_string();
+    // Cron runs start without the user's memory, as in Hermes.
+    let memory_settings =
+        (platform != "cron").then(|| MemorySettings::from_config(&state.config().tree));
     let built = tokio::task::spawn_blocking(move || {
+        let memory = memory_settings
+            .map(|m| m.snapshot_block(&home))
+            .unwrap_or_default();
         prompt::build(&PromptInputs {
             home: &home,
             cwd: &cwd,
             tools: &tools,
             system_message: system_message.as_deref(),
             enforcement,
-            memory: None,
+            memory: Some(&memory),
             skills: None,
             model: &model,
             platform: &platform,

@@ -49,6 +49,10 @@ pub struct TurnOutcome {
     pub answered_by: String,
     pub iterations: u32,
     pub tool_calls: u32,
+    /// Model calls that asked for tools.
+    pub tool_iterations: u32,
+    /// Names of the tools called, in first-use order.
+    pub tools_used: Vec<String>,
     pub end: TurnEnd,
 }
 
@@ -85,6 +89,8 @@ pub(super) struct Tally {
     pub(super) answered_by: String,
     pub(super) iterations: u32,
     pub(super) tool_calls: u32,
+    pub(super) tool_iterations: u32,
+    pub(super) tools_used: Vec<String>,
     /// Time spent running tools (for the per-iteration overhead log).
     pub(super) tool_time: std::time::Duration,
 }
@@ -176,6 +182,8 @@ impl Turn {
             answered_by: tally.answered_by,
             iterations: tally.iterations,
             tool_calls: tally.tool_calls,
+            tool_iterations: tally.tool_iterations,
+            tools_used: tally.tools_used,
             end,
         })
     }
@@ -228,6 +236,7 @@ impl Turn {
                 }
                 return Ok(TurnEnd::Finished);
             }
+            tally.tool_iterations += 1;
             let tools_before = tally.tool_time;
             let stop = self.run_tools(&calls, messages, &mut guard, tally).await?;
             let tool_time = tally.tool_time - tools_before;

@@ -4,6 +4,7 @@ mod attach;
 mod convert;
 mod daemon_service;
 pub mod listener;
+mod memory_service;
 mod models_service;
 mod not_built;
 pub mod peer;
@@ -75,7 +76,9 @@ pub async fn serve(state: Arc<DaemonState>, listener: Listener) -> Result<(), Se
         ))
         .add_service(pb::cron_server::CronServer::new(not_built::CronService))
         .add_service(pb::memory_server::MemoryServer::new(
-            not_built::MemoryService,
+            memory_service::MemoryService {
+                state: Arc::clone(&state),
+            },
         ))
         .add_service(pb::skills_server::SkillsServer::new(
             not_built::SkillsService,

@@ -39,14 +39,6 @@ not_built_service!(CronService, pb::cron_server::Cron, "Cron",
     list_runs(ListCronRunsRequest) -> ListCronRunsResponse;
 });
 
-not_built_service!(MemoryService, pb::memory_server::Memory, "Memory",
-    "built-in memory (MEMORY.md / USER.md) is not built yet", {
-    get(GetMemoryRequest) -> GetMemoryResponse;
-    add(AddMemoryRequest) -> AddMemoryResponse;
-    replace(ReplaceMemoryRequest) -> ReplaceMemoryResponse;
-    remove(RemoveMemoryRequest) -> RemoveMemoryResponse;
-});
-
 not_built_service!(SkillsService, pb::skills_server::Skills, "Skills",
     "skills discovery, the index and the security scan are not built yet", {
     list(ListSkillsRequest) -> ListSkillsResponse;

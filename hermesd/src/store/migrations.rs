@@ -82,6 +82,19 @@ const MIGRATIONS: &[&str] = &[
         created_at  INTEGER NOT NULL
     ) WITHOUT ROWID;
     "#,
+    // 3: what hermesd knows about each skill directory: where it came from, the content it last
+    // saw, and whether the model may see it.
+    r#"
+    CREATE TABLE skill_records (
+        dir        TEXT PRIMARY KEY,
+        name       TEXT NOT NULL,
+        digest     TEXT NOT NULL,
+        origin     TEXT NOT NULL CHECK (origin IN ('agent', 'bundled', 'installed', 'found', 'edited')),
+        trust      TEXT NOT NULL CHECK (trust IN ('trusted', 'quarantined')),
+        reason     TEXT,
+        updated_at INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    "#,
 ];
 
 /// The schema version this build writes.

@@ -7,6 +7,7 @@ mod messages;
 mod migrations;
 mod search;
 mod sessions;
+mod skill_records;
 
 use std::{
     fs::OpenOptions,
@@ -20,11 +21,14 @@ use rusqlite::{Connection, OpenFlags, Transaction};
 
 pub use error::StoreError;
 pub use events::{StoredEvent, events_after, put_event, seq_before_last_messages};
-pub use messages::{MessageRow, NewMessage, append_message, list_messages};
+pub use messages::{MessageRow, NewMessage, append_message, copy_messages, list_messages};
 pub use search::{MessageHit, fts_query, search_messages};
 pub use sessions::{
     Lineage, ListFilter, NewSession, SessionRow, delete_conversation, get_session, insert_session,
     list_sessions, resolve_conversation, set_system_prompt, system_prompt,
+};
+pub use skill_records::{
+    SkillRecord, delete_skill_record, put_skill_record, skill_record, skill_records,
 };
 
 const READERS: u32 = 4;

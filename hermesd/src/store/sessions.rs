@@ -180,6 +180,7 @@ pub fn list_sessions(
     let sql = format!(
         "SELECT {COLUMNS} FROM sessions
          WHERE (?1 IS NULL OR source = ?1) {heads_only}
+           AND (?1 IS NOT NULL OR lineage != 'subagent')
          ORDER BY updated_at DESC, id DESC LIMIT ?2"
     );
     let mut stmt = conn

@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     exec::{LoginEnv, ProcessRegistry, capture_login_env},
+    memory::MemorySettings,
     store::Store,
 };
 
@@ -48,6 +49,8 @@ pub struct ToolSettings {
     pub terminal_timeout: Duration,
     /// Where results too large for the model are written.
     pub spill_dir: PathBuf,
+    /// The turn is a background review: skill writes are limited to skills the agent created.
+    pub background_review: bool,
 }
 
 /// One todo item of a session's task list.
@@ -69,6 +72,8 @@ pub struct ToolServices {
     pub processes: ProcessRegistry,
     /// The user's login environment, captured once per start and on reload.
     login_env: tokio::sync::RwLock<Option<Arc<LoginEnv>>>,
+    /// Settings tools read outside a turn (whether they are offered), set on start and reload.
+    memory_settings: std::sync::RwLock<MemorySettings>,
 }
 
 impl std::fmt::Debug for ToolServices {
@@ -85,7 +90,20 @@ impl ToolServices {
             todos: std::sync::Mutex::new(HashMap::new()),
             processes: ProcessRegistry::default(),
             login_env: tokio::sync::RwLock::new(None),
+            memory_settings: std::sync::RwLock::new(MemorySettings::default()),
         }
+    }
+
+    /// Take the settings tools depend on from the configuration (start and reload).
+    pub fn apply_config(&self, tree: &serde_yaml::Value) {
+        if let Ok(mut memory) = self.memory_settings.write() {
+            *memory = MemorySettings::from_config(tree);
+        }
+    }
+
+    /// The `memory` section of the configuration in force.
+    pub fn memory_settings(&self) -> MemorySettings {
+        self.memory_settings.read().map(|s| *s).unwrap_or_default()
     }
 
     /// Capture the login environment again (daemon start and reload); never per command.

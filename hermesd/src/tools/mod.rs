@@ -6,6 +6,7 @@ mod coerce;
 mod context;
 mod file_tools;
 pub mod files;
+mod memory_tool;
 mod parallel;
 pub mod patch;
 mod patch_tool;
@@ -94,5 +95,6 @@ pub fn builtin_tools() -> Vec<std::sync::Arc<dyn Tool>> {
         std::sync::Arc::new(todo::TodoTool),
         std::sync::Arc::new(clarify::ClarifyTool),
         std::sync::Arc::new(session_search::SessionSearchTool),
+        std::sync::Arc::new(memory_tool::MemoryTool),
     ]
 }

@@ -107,6 +107,24 @@ impl Registry {
     }
 }
 
+impl Registry {
+    /// Exactly the named tools that are available here (a background review's set).
+    pub fn toolbox_of(&self, names: &[&str], services: &ToolServices) -> Toolbox {
+        let mut tools: Vec<Arc<dyn Tool>> = self
+            .tools
+            .iter()
+            .filter(|t| names.contains(&t.name()) && t.available(services))
+            .cloned()
+            .collect();
+        tools.sort_by_key(|t| t.name());
+        let schemas = tools.iter().map(|t| to_schema(t.as_ref())).collect();
+        Toolbox {
+            tools,
+            schemas: Arc::new(schemas),
+        }
+    }
+}
+
 fn to_schema(tool: &dyn Tool) -> ToolSchema {
     let schema = tool.schema();
     ToolSchema {

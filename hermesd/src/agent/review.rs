@@ -1,0 +1,427 @@
+//! The learning loop: after a turn, counters decide whether a background review runs — a
+//! separate agent in its own session (source `review`, a subagent of the conversation) that gets
+//! the conversation as messages, a small budget, and only the memory and skill tools, and decides
+//! what to remember and which skill to create or patch. It never blocks the user's turn, never
+//! reviews itself, and what it saved is announced on the conversation as a `Notice`.
+
+use std::sync::Arc;
+
+use hermes_proto::pb::{self, session_event::Kind};
+use serde_json::Value;
+
+use super::{
+    LiveSession, TurnInput, history::parse_tool_calls, session::spawn_turn, turn::TurnOutcome,
+};
+use crate::{
+    llm,
+    state::DaemonState,
+    store::{self, Lineage, NewSession, SessionRow},
+};
+
+/// The source of review sessions (they are hidden from `sessions list` unless asked for).
+pub const REVIEW_SOURCE: &str = "review";
+/// The tools a review may use.
+pub const REVIEW_TOOLS: [&str; 4] = ["memory", "skills_list", "skill_view", "skill_manage"];
+
+/// Per-session counters (kept while the session is loaded, as Hermes keeps them per agent).
+#[derive(Debug, Default)]
+pub struct LearningCounters {
+    turns_since_memory: u32,
+    iters_since_skill: u32,
+}
+
+/// The learning-loop settings.
+#[derive(Debug, Clone, Copy)]
+pub struct Nudges {
+    /// `memory.nudge_interval`: user turns between memory reviews (0: never).
+    pub memory_interval: u32,
+    /// `skills.creation_nudge_interval`: tool iterations between skill reviews (0: never).
+    pub skill_interval: u32,
+    /// `agent.review_max_turns`: model calls a review may make.
+    pub budget: u32,
+}
+
+impl Nudges {
+    pub fn from_config(tree: &serde_yaml::Value) -> Self {
+        let number = |section: &str, key: &str, default: u64| -> u32 {
+            let value = tree.get(section).and_then(|s| s.get(key));
+            let n = match value {
+                Some(serde_yaml::Value::Number(n)) => n.as_u64().unwrap_or(default),
+                Some(serde_yaml::Value::String(s)) => s.trim().parse().unwrap_or(default),
+                _ => default,
+            };
+            n.min(10_000) as u32
+        };
+        Self {
+            memory_interval: number("memory", "nudge_interval", 10),
+            skill_interval: number("skills", "creation_nudge_interval", 10),
+            budget: number("agent", "review_max_turns", 8).max(1),
+        }
+    }
+}
+
+/// What a review looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Memory,
+    Skills,
+    Both,
+}
+
+impl LearningCounters {
+    /// Count a finished turn; the focus of the review it calls for, if any (counters reset).
+    fn count(&mut self, nudges: &Nudges, outcome: &TurnOutcome, tools: &[&str]) -> Option<Focus> {
+        let used = |name: &str| outcome.tools_used.iter().any(|t| t == name);
+        let memory = nudges.memory_interval > 0 && tools.contains(&"memory");
+        let skills = nudges.skill_interval > 0 && tools.contains(&"skill_manage");
+        if memory {
+            self.turns_since_memory = if used("memory") {
+                0
+            } else {
+                self.turns_since_memory + 1
+            };
+        }
+        if skills {
+            self.iters_since_skill = if used("skill_manage") {
+                0
+            } else {
+                self.iters_since_skill + outcome.tool_iterations
+            };
+        }
+        let review_memory = memory && self.turns_since_memory >= nudges.memory_interval;
+        let review_skills = skills && self.iters_since_skill >= nudges.skill_interval;
+        if review_memory {
+            self.turns_since_memory = 0;
+        }
+        if review_skills {
+            self.iters_since_skill = 0;
+        }
+        match (review_memory, review_skills) {
+            (true, true) => Some(Focus::Both),
+            (true, false) => Some(Focus::Memory),
+            (false, true) => Some(Focus::Skills),
+            (false, false) => None,
+        }
+    }
+}
+
+/// After a finished turn of `session`: count it, and start a review in the background when due.
+pub fn after_turn(
+    state: &Arc<DaemonState>,
+    live: &LiveSession,
+    session: &SessionRow,
+    outcome: &TurnOutcome,
+    tools: &[&str],
+) {
+    if session.source == REVIEW_SOURCE || session.source == "cron" {
+        return;
+    }
+    let nudges = Nudges::from_config(&state.config().tree);
+    let focus = match live.learning.lock() {
+        Ok(mut counters) => counters.count(&nudges, outcome, tools),
+        Err(_) => None,
+    };
+    if let Some(focus) = focus {
+        let state = Arc::clone(state);
+        let session = session.clone();
+        tokio::spawn(async move {
+            if let Err(e) = review(&state, &session, focus).await {
+                tracing::warn!(session = %session.id, error = %e, "background review failed");
+            }
+        });
+    }
+}
+
+/// Run one review of `parent` and announce what it saved.
+async fn review(state: &Arc<DaemonState>, parent: &SessionRow, focus: Focus) -> Result<(), String> {
+    let config = state.config();
+    let client = state.http_client().await.map_err(|e| e.to_string())?;
+    let chain = llm::chain_from_config(&config.tree, &config.env, client)
+        .await
+        .map_err(|e| e.to_string())?;
+    let new = NewSession {
+        source: REVIEW_SOURCE.into(),
+        title: Some(format!("background review of {}", parent.id)),
+        model: chain
+            .endpoints
+            .first()
+            .map(llm::Endpoint::label)
+            .unwrap_or_default(),
+        cwd: parent.cwd.clone(),
+        parent_session_id: Some(parent.id.clone()),
+        lineage: Lineage::Subagent,
+    };
+    let parent_id = parent.id.clone();
+    let row = state
+        .store
+        .write(move |tx| {
+            let row = store::insert_session(tx, &new)?;
+            store::copy_messages(tx, &parent_id, &row.id)?;
+            Ok(row)
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+    tracing::info!(session = %parent.id, review = %row.id, ?focus, "background review started");
+    let input = TurnInput {
+        text: prompt(focus).to_string(),
+        source_client: "hermesd review".into(),
+        yolo: false,
+        busy: None,
+    };
+    let review_id = row.id.clone();
+    let outcome = spawn_turn(state, row, chain, input)
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    let saved = saved_changes(state, &review_id).await?;
+    tracing::info!(
+        session = %parent.id, review = %review_id, calls = outcome.tool_calls,
+        saved = saved.len(), "background review finished"
+    );
+    announce(state, &parent.id, &saved).await
+}
+
+/// One change a review made, as the user is told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Saved {
+    kind: &'static str,
+    text: String,
+}
+
+/// The successful memory and skill writes of the review session.
+async fn saved_changes(state: &Arc<DaemonState>, review_id: &str) -> Result<Vec<Saved>, String> {
+    let id = review_id.to_string();
+    let rows = state
+        .store
+        .read(move |conn| store::list_messages(conn, &id, 0, 0))
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut calls = std::collections::HashMap::new();
+    let mut saved = Vec::new();
+    for row in rows {
+        if let Some(text) = row.tool_calls.as_deref() {
+            for call in parse_tool_calls(text) {
+                calls.insert(call.id.clone(), call);
+            }
+            continue;
+        }
+        let (Some(call_id), "tool") = (row.tool_call_id.as_deref(), row.role.as_str()) else {
+            continue;
+        };
+        let Some(call) = calls.get(call_id) else {
+            continue;
+        };
+        let result: Value = serde_json::from_str(&row.content).unwrap_or(Value::Null);
+        if result.get("success") != Some(&Value::Bool(true)) {
+            continue;
+        }
+        let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+        let arg = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or_default();
+        let change = match (call.name.as_str(), arg("action")) {
+            ("memory", action) => Saved {
+                kind: "memory_saved",
+                text: format!(
+                    "{} {}: {}",
+                    if arg("target") == "user" {
+                        "user profile"
+                    } else {
+                        "memory"
+                    },
+                    past_tense(action),
+                    preview(if arg("content").is_empty() {
+                        arg("old_text")
+                    } else {
+                        arg("content")
+                    })
+                ),
+            },
+            ("skill_manage", "create") => Saved {
+                kind: "skill_created",
+                text: format!("saved a skill: {}", arg("name")),
+            },
+            ("skill_manage", action) => Saved {
+                kind: "skill_patched",
+                text: format!("{} skill {}", past_tense(action), arg("name")),
+            },
+            _ => continue,
+        };
+        if !saved.contains(&change) {
+            saved.push(change);
+        }
+    }
+    Ok(saved)
+}
+
+fn past_tense(action: &str) -> &'static str {
+    match action {
+        "add" => "added",
+        "replace" => "updated",
+        "remove" => "removed",
+        "patch" | "edit" => "improved",
+        "write_file" => "added a file to",
+        "remove_file" => "removed a file from",
+        "delete" => "deleted",
+        _ => "changed",
+    }
+}
+
+fn preview(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    match line.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_string(),
+    }
+}
+
+/// Tell the conversation's clients (and its event log) what the review saved.
+async fn announce(
+    state: &Arc<DaemonState>,
+    parent_id: &str,
+    saved: &[Saved],
+) -> Result<(), String> {
+    if saved.is_empty() {
+        return Ok(());
+    }
+    let id = parent_id.to_string();
+    let parent = state
+        .store
+        .read(move |conn| store::resolve_conversation(conn, &id))
+        .await
+        .map_err(|e| e.to_string())?;
+    let live = state
+        .live
+        .load(&parent.id, parent.last_seq as u64, &state.store);
+    for change in saved {
+        let notice = Kind::Notice(pb::Notice {
+            kind: change.kind.into(),
+            text: change.text.clone(),
+        });
+        if let Err(e) = live.emit_durable("", notice).await {
+            tracing::warn!(session = %parent.id, error = %e, "review notice not stored");
+        }
+    }
+    drop(live);
+    state.live.release(&parent.id);
+    Ok(())
+}
+
+const MEMORY_PROMPT: &str = "Look back over the conversation above and decide whether anything in it \
+belongs in long-term memory.\n\nWorth keeping: what the user told you about themselves (role, \
+projects, environment, preferences, personal details they shared) and how they want you to work \
+(style, format, what to do or avoid). Use the memory tool: target \"user\" for who they are, \
+\"memory\" for your own working notes. Keep entries short and durable; replace an outdated entry \
+rather than adding a near-duplicate.\n\nNot worth keeping: task progress, one-off results, errors \
+that resolved themselves. If nothing qualifies, answer \"Nothing to save.\" and stop.";
+
+const SKILLS_PROMPT: &str = "Look back over the conversation above and improve the skill library \
+with what it taught you.\n\nSignals: the user corrected your approach, format or tone; a \
+non-trivial technique, fix or workaround emerged; a skill you read turned out wrong, incomplete \
+or outdated.\n\nPrefer, in order: (1) patch a skill that was used in the conversation; (2) patch \
+an existing skill that covers this kind of task (skills_list, then skill_view); (3) add a \
+references/, templates/ or scripts/ file to such a skill and point to it from its SKILL.md; \
+(4) create a new skill named for the class of task (never for a ticket, an error string or \
+today's one-off), with when-to-use, numbered steps with exact commands, pitfalls and a \
+verification step.\n\nDo not record environment accidents (a missing binary, an unset key), \
+claims that a tool does not work, or errors that went away on retry. Skills you did not write \
+(bundled, installed, or edited by the user) are read-only to you. If nothing qualifies, answer \
+\"Nothing to save.\" and stop.";
+
+const BOTH_PROMPT: &str = "Look back over the conversation above and decide what to keep, in two \
+places.\n\nMemory (the memory tool): who the user is and how they want you to work — facts and \
+durable preferences, short entries, replacing outdated ones.\n\nSkills (skills_list, skill_view, \
+skill_manage): how to do this kind of task. Patch a skill used in the conversation or an existing \
+one covering the task before creating a new one; a new skill is named for the class of task and \
+has when-to-use, numbered steps with exact commands, pitfalls and a verification step. Skills you \
+did not write are read-only to you.\n\nSkip task progress, one-off results, environment accidents \
+and errors that went away on retry. If nothing qualifies, answer \"Nothing to save.\" and stop.";
+
+fn prompt(focus: Focus) -> &'static str {
+    match focus {
+        Focus::Memory => MEMORY_PROMPT,
+        Focus::Skills => SKILLS_PROMPT,
+        Focus::Both => BOTH_PROMPT,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{agent::turn::TurnEnd, llm::Usage};
+
+    fn outcome(tools_used: &[&str], tool_iterations: u32) -> TurnOutcome {
+        TurnOutcome {
+            session_id: "s".into(),
+            answer: String::new(),
+            usage: Usage::default(),
+            cost_usd: None,
+            answered_by: String::new(),
+            iterations: tool_iterations + 1,
+            tool_calls: tool_iterations,
+            tool_iterations,
+            tools_used: tools_used.iter().map(|t| t.to_string()).collect(),
+            end: TurnEnd::Finished,
+        }
+    }
+
+    const TOOLS: [&str; 3] = ["memory", "skill_manage", "terminal"];
+
+    #[test]
+    fn memory_review_every_n_user_turns_reset_by_using_memory() {
+        let nudges = Nudges {
+            memory_interval: 3,
+            skill_interval: 0,
+            budget: 8,
+        };
+        let mut c = LearningCounters::default();
+        assert_eq!(c.count(&nudges, &outcome(&[], 0), &TOOLS), None);
+        assert_eq!(c.count(&nudges, &outcome(&["memory"], 1), &TOOLS), None);
+        assert_eq!(c.count(&nudges, &outcome(&[], 0), &TOOLS), None);
+        assert_eq!(c.count(&nudges, &outcome(&[], 0), &TOOLS), None);
+        assert_eq!(
+            c.count(&nudges, &outcome(&[], 0), &TOOLS),
+            Some(Focus::Memory)
+        );
+        assert_eq!(c.count(&nudges, &outcome(&[], 0), &TOOLS), None);
+    }
+
+    #[test]
+    fn skill_review_after_n_tool_iterations_without_skill_manage() {
+        let nudges = Nudges {
+            memory_interval: 0,
+            skill_interval: 10,
+            budget: 8,
+        };
+        let mut c = LearningCounters::default();
+        assert_eq!(c.count(&nudges, &outcome(&["terminal"], 6), &TOOLS), None);
+        assert_eq!(
+            c.count(&nudges, &outcome(&["terminal"], 4), &TOOLS),
+            Some(Focus::Skills)
+        );
+        assert_eq!(c.count(&nudges, &outcome(&["terminal"], 9), &TOOLS), None);
+        assert_eq!(
+            c.count(&nudges, &outcome(&["skill_manage"], 12), &TOOLS),
+            None
+        );
+    }
+
+    #[test]
+    fn no_review_without_the_tools_or_with_zero_intervals() {
+        let nudges = Nudges {
+            memory_interval: 1,
+            skill_interval: 1,
+            budget: 8,
+        };
+        let mut c = LearningCounters::default();
+        assert_eq!(c.count(&nudges, &outcome(&[], 5), &["terminal"]), None);
+        let off = Nudges {
+            memory_interval: 0,
+            skill_interval: 0,
+            budget: 8,
+        };
+        assert_eq!(c.count(&off, &outcome(&[], 50), &TOOLS), None);
+        assert_eq!(
+            c.count(&nudges, &outcome(&[], 1), &TOOLS),
+            Some(Focus::Both)
+        );
+    }
+}
