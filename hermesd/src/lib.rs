@@ -11,6 +11,7 @@ pub mod llm;
 pub mod logging;
 pub mod memory;
 pub mod server;
+pub mod skills;
 pub mod startup;
 pub mod state;
 pub mod store;
@@ -40,6 +41,18 @@ pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), Serv
     let services = Arc::clone(&state.tool_services);
     tokio::spawn(async move { services.refresh_login_env().await });
     tokio::spawn(agent::evict_idle_sessions(Arc::clone(&state)));
+    // Bundled skills and the skills index, built once here so the first session finds them ready.
+    let skills_state = Arc::clone(&state);
+    tokio::spawn(async move {
+        let roots = skills_state
+            .tool_services
+            .skills_settings()
+            .roots(&skills_state.home.dir);
+        let services = &skills_state.tool_services;
+        if let Err(e) = services.skills.view(&skills_state.store, roots).await {
+            tracing::warn!(error = %e, "skills not ready");
+        }
+    });
     let served = serving.await;
     let killed = state.tool_services.processes.kill_all().await;
     if killed > 0 {

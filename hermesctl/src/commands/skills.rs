@@ -10,17 +10,20 @@ pub async fn run(ctx: &Context, command: SkillsCommand) -> Result<(), CliError> 
     let mut skills = daemon.skills();
     match command {
         SkillsCommand::List => {
-            let list = skills
+            let reply = skills
                 .list(pb::ListSkillsRequest {
                     include_quarantined: true,
                 })
                 .await?
-                .into_inner()
-                .skills;
+                .into_inner();
             if ctx.json {
-                output::json(&Value::Array(list.iter().map(skill_json).collect()));
+                output::json(&Value::Array(reply.skills.iter().map(skill_json).collect()));
             } else {
-                print_table(&list);
+                print_table(&reply.skills);
+            }
+            // Skills that did not load go to stderr, so `--json` output stays one document.
+            for problem in &reply.problems {
+                eprintln!("skipped {}: {}", problem.path, problem.reason);
             }
         }
         SkillsCommand::View { name, file } => {

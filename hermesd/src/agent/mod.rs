@@ -14,6 +14,7 @@ mod repair;
 pub mod replay;
 mod review;
 mod session;
+mod session_prompt;
 mod settings;
 mod turn;
 

@@ -8,15 +8,14 @@ use tokio::task::JoinHandle;
 use super::{
     live::LiveSession,
     port::{self, ApprovalPolicy, LivePort},
-    prompt::{self, PromptInputs},
     review,
+    session_prompt::system_prompt,
     settings::TurnSettings,
     turn::{Turn, TurnOutcome},
 };
 use crate::{
     ids,
     llm::{self, Chain},
-    memory::MemorySettings,
     state::DaemonState,
     store::{self, Lineage, NewSession, SessionRow, StoreError},
     tools::{ToolSettings, ToolsetSelection},
@@ -297,13 +296,23 @@ async fn run(
         )
     };
     let tool_names = toolbox.names();
+    let session_skills = Arc::new(toolbox.session_skills(&session.source));
     let cwd = session_cwd(&session, &settings);
     let model = chain
         .endpoints
         .first()
         .map(llm::Endpoint::label)
         .unwrap_or_default();
-    let system = system_prompt(state, &session, &tool_names, &settings, &model, &cwd).await?;
+    let system = system_prompt(
+        state,
+        &session,
+        &tool_names,
+        &session_skills,
+        &settings,
+        &model,
+        &cwd,
+    )
+    .await?;
     let mut allowlist = settings.allowlist.clone();
     allowlist.extend(state.store.read(port::stored_allowlist).await?);
     let turn_id = ids::short_id("turn");
@@ -329,6 +338,7 @@ async fn run(
             .join("tool-results")
             .join(&session.id),
         background_review: reviewing,
+        skills: session_skills,
     });
     let turn = Turn {
         state: Arc::clone(state),
@@ -382,62 +392,4 @@ async fn run(
         }
     }
     Ok(outcome?)
-}
-
-/// The session's stored system prompt, built and stored on its first turn.
-async fn system_prompt(
-    state: &Arc<DaemonState>,
-    session: &SessionRow,
-    tools: &[&'static str],
-    settings: &TurnSettings,
-    model: &str,
-    cwd: &std::path::Path,
-) -> Result<String, TurnError> {
-    let id = session.id.clone();
-    if let Some(stored) = state
-        .store
-        .read(move |conn| store::system_prompt(conn, &id))
-        .await?
-    {
-        return Ok(stored);
-    }
-    let home = state.home.dir.clone();
-    let cwd = cwd.to_path_buf();
-    let tools: Vec<&'static str> = tools.to_vec();
-    let system_message = settings.system_message.clone();
-    let enforcement = settings.enforcement.clone();
-    let model = model.to_string();
-    let platform = session.source.clone();
-    let started = chrono::Local::now()
-        .format("%A, %B %d, %Y %H:%M")
-        .to_string();
-    // Cron runs start without the user's memory, as in Hermes.
-    let memory_settings =
-        (platform != "cron").then(|| MemorySettings::from_config(&state.config().tree));
-    let built = tokio::task::spawn_blocking(move || {
-        let memory = memory_settings
-            .map(|m| m.snapshot_block(&home))
-            .unwrap_or_default();
-        prompt::build(&PromptInputs {
-            home: &home,
-            cwd: &cwd,
-            tools: &tools,
-            system_message: system_message.as_deref(),
-            enforcement,
-            memory: Some(&memory),
-            skills: None,
-            model: &model,
-            platform: &platform,
-            started: &started,
-        })
-    })
-    .await
-    .map_err(|e| TurnError::Task(e.to_string()))?;
-    let id = session.id.clone();
-    let prompt = built.clone();
-    state
-        .store
-        .write(move |tx| store::set_system_prompt(tx, &id, &prompt))
-        .await?;
-    Ok(built)
 }

@@ -11,6 +11,7 @@ pub mod peer;
 pub mod pidfile;
 mod sessions_service;
 mod signals;
+mod skills_service;
 
 use std::{sync::Arc, time::Duration};
 
@@ -81,7 +82,9 @@ pub async fn serve(state: Arc<DaemonState>, listener: Listener) -> Result<(), Se
             },
         ))
         .add_service(pb::skills_server::SkillsServer::new(
-            not_built::SkillsService,
+            skills_service::SkillsService {
+                state: Arc::clone(&state),
+            },
         ))
         .add_service(pb::gateway_server::GatewayServer::new(
             not_built::GatewayService,

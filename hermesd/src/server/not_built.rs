@@ -39,15 +39,6 @@ not_built_service!(CronService, pb::cron_server::Cron, "Cron",
     list_runs(ListCronRunsRequest) -> ListCronRunsResponse;
 });
 
-not_built_service!(SkillsService, pb::skills_server::Skills, "Skills",
-    "skills discovery, the index and the security scan are not built yet", {
-    list(ListSkillsRequest) -> ListSkillsResponse;
-    view(ViewSkillRequest) -> ViewSkillResponse;
-    install(InstallSkillRequest) -> InstallSkillResponse;
-    remove(RemoveSkillRequest) -> RemoveSkillResponse;
-    trust(TrustSkillRequest) -> TrustSkillResponse;
-});
-
 not_built_service!(GatewayService, pb::gateway_server::Gateway, "Gateway",
     "no chat-platform gateway is built yet", {
     list_platforms(ListPlatformsRequest) -> ListPlatformsResponse;

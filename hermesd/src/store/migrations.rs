@@ -89,6 +89,8 @@ const MIGRATIONS: &[&str] = &[
         dir        TEXT PRIMARY KEY,
         name       TEXT NOT NULL,
         digest     TEXT NOT NULL,
+        -- Paths, sizes and mtimes of its files when the digest was taken.
+        fingerprint TEXT NOT NULL DEFAULT '',
         origin     TEXT NOT NULL CHECK (origin IN ('agent', 'bundled', 'installed', 'found', 'edited')),
         trust      TEXT NOT NULL CHECK (trust IN ('trusted', 'quarantined')),
         reason     TEXT,

@@ -12,6 +12,8 @@ pub struct SkillRecord {
     pub dir: String,
     pub name: String,
     pub digest: String,
+    /// Stat fingerprint of the files when `digest` was taken (see `skills::fingerprint`).
+    pub fingerprint: String,
     /// `agent`, `bundled`, `installed`, `found` or `edited`.
     pub origin: String,
     /// `trusted` or `quarantined`.
@@ -29,7 +31,7 @@ impl SkillRecord {
 /// Every record.
 pub fn skill_records(conn: &Connection) -> Result<Vec<SkillRecord>, StoreError> {
     let mut stmt = conn
-        .prepare("SELECT dir, name, digest, origin, trust, reason FROM skill_records")
+        .prepare("SELECT dir, name, digest, fingerprint, origin, trust, reason FROM skill_records")
         .map_err(StoreError::sql("list skill records"))?;
     let rows = stmt
         .query_map([], |row| {
@@ -37,9 +39,10 @@ pub fn skill_records(conn: &Connection) -> Result<Vec<SkillRecord>, StoreError> 
                 dir: row.get(0)?,
                 name: row.get(1)?,
                 digest: row.get(2)?,
-                origin: row.get(3)?,
-                trust: row.get(4)?,
-                reason: row.get(5)?,
+                fingerprint: row.get(3)?,
+                origin: row.get(4)?,
+                trust: row.get(5)?,
+                reason: row.get(6)?,
             })
         })
         .map_err(StoreError::sql("list skill records"))?;
@@ -50,16 +53,17 @@ pub fn skill_records(conn: &Connection) -> Result<Vec<SkillRecord>, StoreError> 
 /// The record of one directory.
 pub fn skill_record(conn: &Connection, dir: &str) -> Result<Option<SkillRecord>, StoreError> {
     conn.query_row(
-        "SELECT dir, name, digest, origin, trust, reason FROM skill_records WHERE dir = ?1",
+        "SELECT dir, name, digest, fingerprint, origin, trust, reason FROM skill_records WHERE dir = ?1",
         [dir],
         |row| {
             Ok(SkillRecord {
                 dir: row.get(0)?,
                 name: row.get(1)?,
                 digest: row.get(2)?,
-                origin: row.get(3)?,
-                trust: row.get(4)?,
-                reason: row.get(5)?,
+                fingerprint: row.get(3)?,
+                origin: row.get(4)?,
+                trust: row.get(5)?,
+                reason: row.get(6)?,
             })
         },
     )
@@ -70,14 +74,15 @@ pub fn skill_record(conn: &Connection, dir: &str) -> Result<Option<SkillRecord>,
 /// Insert or replace a record.
 pub fn put_skill_record(tx: &Transaction<'_>, record: &SkillRecord) -> Result<(), StoreError> {
     tx.execute(
-        "INSERT INTO skill_records (dir, name, digest, origin, trust, reason, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-         ON CONFLICT (dir) DO UPDATE SET name = ?2, digest = ?3, origin = ?4, trust = ?5,
-             reason = ?6, updated_at = ?7",
+        "INSERT INTO skill_records (dir, name, digest, fingerprint, origin, trust, reason, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+         ON CONFLICT (dir) DO UPDATE SET name = ?2, digest = ?3, fingerprint = ?4, origin = ?5,
+             trust = ?6, reason = ?7, updated_at = ?8",
         params![
             record.dir,
             record.name,
             record.digest,
+            record.fingerprint,
             record.origin,
             record.trust,
             record.reason,

@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     exec::{LoginEnv, ProcessRegistry, capture_login_env},
     memory::MemorySettings,
+    skills::{SkillsLibrary, SkillsSettings},
     store::Store,
 };
 
@@ -51,6 +52,17 @@ pub struct ToolSettings {
     pub spill_dir: PathBuf,
     /// The turn is a background review: skill writes are limited to skills the agent created.
     pub background_review: bool,
+    /// What decides which skills the session is offered.
+    pub skills: Arc<SessionSkills>,
+}
+
+/// The session's side of skill activation: its platform and the tools it has.
+#[derive(Debug, Clone, Default)]
+pub struct SessionSkills {
+    /// The session's source (cli, telegram, cron, …), for `skills.platform_disabled`.
+    pub platform: String,
+    pub tools: std::collections::HashSet<String>,
+    pub toolsets: std::collections::HashSet<String>,
 }
 
 /// One todo item of a session's task list.
@@ -74,6 +86,9 @@ pub struct ToolServices {
     login_env: tokio::sync::RwLock<Option<Arc<LoginEnv>>>,
     /// Settings tools read outside a turn (whether they are offered), set on start and reload.
     memory_settings: std::sync::RwLock<MemorySettings>,
+    skills_settings: std::sync::RwLock<Arc<SkillsSettings>>,
+    /// The skills on disk and what hermesd knows about them.
+    pub skills: SkillsLibrary,
 }
 
 impl std::fmt::Debug for ToolServices {
@@ -91,6 +106,8 @@ impl ToolServices {
             processes: ProcessRegistry::default(),
             login_env: tokio::sync::RwLock::new(None),
             memory_settings: std::sync::RwLock::new(MemorySettings::default()),
+            skills_settings: std::sync::RwLock::new(Arc::default()),
+            skills: SkillsLibrary::default(),
         }
     }
 
@@ -99,6 +116,17 @@ impl ToolServices {
         if let Ok(mut memory) = self.memory_settings.write() {
             *memory = MemorySettings::from_config(tree);
         }
+        if let Ok(mut skills) = self.skills_settings.write() {
+            *skills = Arc::new(SkillsSettings::from_config(tree));
+        }
+    }
+
+    /// The `skills` section of the configuration in force.
+    pub fn skills_settings(&self) -> Arc<SkillsSettings> {
+        self.skills_settings
+            .read()
+            .map(|s| Arc::clone(&s))
+            .unwrap_or_default()
     }
 
     /// The `memory` section of the configuration in force.

@@ -12,6 +12,7 @@ pub mod patch;
 mod patch_tool;
 mod registry;
 mod session_search;
+mod skill_tools;
 mod spill;
 mod terminal_tools;
 mod todo;
@@ -21,7 +22,8 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 pub use context::{
-    ApprovalDecision, ApprovalRequest, ToolContext, ToolServices, ToolSettings, TurnPort,
+    ApprovalDecision, ApprovalRequest, SessionSkills, ToolContext, ToolServices, ToolSettings,
+    TurnPort,
 };
 pub use parallel::{Concurrency, MAX_PARALLEL, plan_batch};
 pub use registry::{Registry, ToolOutcome, Toolbox, ToolsetSelection};
@@ -96,5 +98,8 @@ pub fn builtin_tools() -> Vec<std::sync::Arc<dyn Tool>> {
         std::sync::Arc::new(clarify::ClarifyTool),
         std::sync::Arc::new(session_search::SessionSearchTool),
         std::sync::Arc::new(memory_tool::MemoryTool),
+        std::sync::Arc::new(skill_tools::SkillsListTool),
+        std::sync::Arc::new(skill_tools::SkillViewTool),
+        std::sync::Arc::new(skill_tools::SkillManageTool),
     ]
 }

@@ -174,6 +174,15 @@ impl Toolbox {
         self.tools.iter().map(|t| t.name()).collect()
     }
 
+    /// The session's side of skill activation: `platform` and the tools and toolsets it has.
+    pub fn session_skills(&self, platform: &str) -> super::SessionSkills {
+        super::SessionSkills {
+            platform: platform.to_string(),
+            tools: self.tools.iter().map(|t| t.name().to_string()).collect(),
+            toolsets: self.tools.iter().map(|t| t.toolset().to_string()).collect(),
+        }
+    }
+
     pub fn has(&self, name: &str) -> bool {
         self.get(name).is_some()
     }

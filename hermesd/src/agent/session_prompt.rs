@@ -1,0 +1,108 @@
+//! A session's system prompt: built from its layers on the first turn (identity, guidance, the
+//! frozen memory snapshot, the skills index, context files, …) and stored, then reused byte for
+//! byte on every later turn.
+
+use std::sync::Arc;
+
+use super::{
+    TurnError,
+    prompt::{self, PromptInputs},
+    settings::TurnSettings,
+};
+use crate::{
+    memory::MemorySettings,
+    skills,
+    state::DaemonState,
+    store::{self, SessionRow},
+    tools::SessionSkills,
+};
+
+/// The session's stored system prompt, built and stored on its first turn.
+pub(super) async fn system_prompt(
+    state: &Arc<DaemonState>,
+    session: &SessionRow,
+    tools: &[&'static str],
+    session_skills: &Arc<SessionSkills>,
+    settings: &TurnSettings,
+    model: &str,
+    cwd: &std::path::Path,
+) -> Result<String, TurnError> {
+    let id = session.id.clone();
+    if let Some(stored) = state
+        .store
+        .read(move |conn| store::system_prompt(conn, &id))
+        .await?
+    {
+        return Ok(stored);
+    }
+    let home = state.home.dir.clone();
+    let cwd = cwd.to_path_buf();
+    let tools: Vec<&'static str> = tools.to_vec();
+    let system_message = settings.system_message.clone();
+    let enforcement = settings.enforcement.clone();
+    let model = model.to_string();
+    let platform = session.source.clone();
+    let started = chrono::Local::now()
+        .format("%A, %B %d, %Y %H:%M")
+        .to_string();
+    // Cron runs start without the user's memory, as in Hermes.
+    let memory_settings =
+        (platform != "cron").then(|| MemorySettings::from_config(&state.config().tree));
+    let skills_index = skills_index(state, session_skills).await;
+    let built = tokio::task::spawn_blocking(move || {
+        let memory = memory_settings
+            .map(|m| m.snapshot_block(&home))
+            .unwrap_or_default();
+        prompt::build(&PromptInputs {
+            home: &home,
+            cwd: &cwd,
+            tools: &tools,
+            system_message: system_message.as_deref(),
+            enforcement,
+            memory: Some(&memory),
+            skills: Some(&skills_index),
+            model: &model,
+            platform: &platform,
+            started: &started,
+        })
+    })
+    .await
+    .map_err(|e| TurnError::Task(e.to_string()))?;
+    let id = session.id.clone();
+    let prompt = built.clone();
+    state
+        .store
+        .write(move |tx| store::set_system_prompt(tx, &id, &prompt))
+        .await?;
+    Ok(built)
+}
+
+/// The skills index for a new session's system prompt: the skills it may see and use; empty
+/// without the skill tools. A failure to read the skills leaves the index out (logged).
+async fn skills_index(state: &Arc<DaemonState>, session_skills: &Arc<SessionSkills>) -> String {
+    if !session_skills.tools.contains("skill_view") {
+        return String::new();
+    }
+    let services = &state.tool_services;
+    let settings = services.skills_settings();
+    let view = match services
+        .skills
+        .view(&state.store, settings.roots(&state.home.dir))
+        .await
+    {
+        Ok(view) => view,
+        Err(e) => {
+            tracing::warn!(error = %e, "skills left out of the system prompt");
+            return String::new();
+        }
+    };
+    let activation = skills::ActivationContext {
+        os: skills::current_os(),
+        platform: Some(session_skills.platform.as_str()),
+        available_tools: &session_skills.tools,
+        available_toolsets: &session_skills.toolsets,
+        disabled: &settings.disabled,
+        platform_disabled: &settings.platform_disabled,
+    };
+    skills::build_index(&view.visible, &activation)
+}

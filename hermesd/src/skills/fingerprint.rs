@@ -1,0 +1,47 @@
+//! A cheap change detector for one skill directory: the relative path, size and modification
+//! time of every file it holds (stat only, no content). When it differs from the recorded one,
+//! the content digest is computed and compared — the way git's index avoids rehashing.
+
+use std::{fmt::Write, path::Path};
+
+use super::loader::collect_files;
+
+/// The stat fingerprint of `dir` (files as the digest sees them, SKILL.md included).
+pub fn stat_fingerprint(dir: &Path) -> String {
+    let mut files = Vec::new();
+    collect_files(dir, "", &mut files);
+    files.push(("SKILL.md".to_string(), dir.join("SKILL.md")));
+    let mut out = String::with_capacity(files.len() * 40);
+    for (relative, path) in files {
+        let (size, modified) = match std::fs::metadata(&path) {
+            Ok(meta) => (
+                meta.len(),
+                meta.modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos()),
+            ),
+            Err(_) => (u64::MAX, 0),
+        };
+        let _ = write!(out, "{relative}:{size}:{modified};");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn changes_with_any_file_and_not_otherwise() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("SKILL.md"), "---\nname: a\n---\nbody\n").unwrap();
+        std::fs::create_dir(dir.path().join("scripts")).unwrap();
+        std::fs::write(dir.path().join("scripts/run.sh"), "echo 1\n").unwrap();
+        let before = stat_fingerprint(dir.path());
+        assert_eq!(before, stat_fingerprint(dir.path()));
+        std::fs::write(dir.path().join("scripts/run.sh"), "echo 12\n").unwrap();
+        assert_ne!(before, stat_fingerprint(dir.path()));
+    }
+}

@@ -1,0 +1,189 @@
+//! `skills_list`, `skill_view` and `skill_manage`: progressive disclosure of the skills the model
+//! may see (quarantined ones are invisible), and creating or improving skills. What hermesd's
+//! agent writes is recorded as its own (trusted, and the only skills a background review may
+//! change).
+
+use std::{collections::HashMap, path::PathBuf, sync::Arc};
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolError, context::SessionSkills};
+use crate::skills::{
+    self, ActivationContext, SkillsView,
+    manage::{Caller, ManageRoots, SkillAction},
+};
+
+/// The current view of the skills for a call.
+async fn current_view(ctx: &ToolContext) -> Result<Arc<SkillsView>, ToolError> {
+    let roots = ctx
+        .services
+        .skills_settings()
+        .roots(&ctx.services.hermes_home);
+    ctx.services
+        .skills
+        .view(&ctx.services.store, roots)
+        .await
+        .map_err(ToolError::Failed)
+}
+
+/// Run `f` with the activation context of the call's session.
+fn with_activation<T>(
+    ctx: &ToolContext,
+    session: &SessionSkills,
+    f: impl FnOnce(&ActivationContext<'_>) -> T,
+) -> T {
+    let settings = ctx.services.skills_settings();
+    let activation = ActivationContext {
+        os: skills::current_os(),
+        platform: Some(session.platform.as_str()),
+        available_tools: &session.tools,
+        available_toolsets: &session.toolsets,
+        disabled: &settings.disabled,
+        platform_disabled: &settings.platform_disabled,
+    };
+    f(&activation)
+}
+
+pub struct SkillsListTool;
+
+#[async_trait]
+impl Tool for SkillsListTool {
+    fn name(&self) -> &'static str {
+        "skills_list"
+    }
+
+    fn toolset(&self) -> &'static str {
+        "skills"
+    }
+
+    fn schema(&self) -> Value {
+        skills::skills_list_schema()
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let view = current_view(ctx).await?;
+        let category = args.get("category").and_then(Value::as_str);
+        Ok(with_activation(ctx, &ctx.settings.skills, |activation| {
+            skills::skills_list(&view.visible, activation, category)
+        }))
+    }
+}
+
+pub struct SkillViewTool;
+
+#[async_trait]
+impl Tool for SkillViewTool {
+    fn name(&self) -> &'static str {
+        "skill_view"
+    }
+
+    fn toolset(&self) -> &'static str {
+        "skills"
+    }
+
+    fn schema(&self) -> Value {
+        skills::skill_view_schema()
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let name = super::required_str(&args, "name")?.to_string();
+        let file = super::optional_str(&args, "file_path").map(str::to_string);
+        let view = current_view(ctx).await?;
+        if let Some(reason) = view.quarantined(&name) {
+            return Ok(quarantined(&name, &reason));
+        }
+        let session = Arc::clone(&ctx.settings.skills);
+        let settings = ctx.services.skills_settings();
+        tokio::task::spawn_blocking(move || {
+            let activation = ActivationContext {
+                os: skills::current_os(),
+                platform: Some(session.platform.as_str()),
+                available_tools: &session.tools,
+                available_toolsets: &session.toolsets,
+                disabled: &settings.disabled,
+                platform_disabled: &settings.platform_disabled,
+            };
+            skills::skill_view(&view.visible, &activation, &name, file.as_deref())
+        })
+        .await
+        .map_err(|e| ToolError::Failed(format!("skill_view stopped: {e}")))
+    }
+}
+
+fn quarantined(name: &str, reason: &str) -> Value {
+    json!({
+        "success": false,
+        "error": format!(
+            "skill '{name}' is quarantined by the security scan ({reason}); the user can review it \
+             and run `hermesctl skills trust {name}`"
+        ),
+    })
+}
+
+pub struct SkillManageTool;
+
+#[async_trait]
+impl Tool for SkillManageTool {
+    fn name(&self) -> &'static str {
+        "skill_manage"
+    }
+
+    fn toolset(&self) -> &'static str {
+        "skills"
+    }
+
+    fn schema(&self) -> Value {
+        skills::manage::skill_manage_schema()
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let view = current_view(ctx).await?;
+        let action = args
+            .get("action")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if let Some(name) = args.get("name").and_then(Value::as_str)
+            && action != "create"
+            && let Some(reason) = view.quarantined(name)
+        {
+            return Ok(quarantined(name, &reason));
+        }
+        let roots = view.roots.clone();
+        let caller = if ctx.settings.background_review {
+            Caller::Review
+        } else {
+            Caller::Agent
+        };
+        let agent_dirs: HashMap<PathBuf, bool> = view
+            .records
+            .iter()
+            .map(|(dir, r)| (dir.clone(), r.origin == "agent"))
+            .collect();
+        let outcome = tokio::task::spawn_blocking(move || {
+            let may_modify = |dir: &std::path::Path| agent_dirs.get(dir).copied().unwrap_or(false);
+            let manage_roots = ManageRoots {
+                home_skills: &roots[0],
+                roots: &roots,
+            };
+            skills::manage::skill_manage(&args, &manage_roots, caller, &may_modify)
+        })
+        .await
+        .map_err(|e| ToolError::Failed(format!("skill_manage stopped: {e}")))?;
+        if let Some(changed) = outcome.changed {
+            let library = &ctx.services.skills;
+            let store = &ctx.services.store;
+            let recorded = match changed.action {
+                SkillAction::Delete => library.forget(store, &changed.dir).await,
+                _ => library
+                    .record_write(store, changed.dir.clone(), changed.name.clone(), "agent")
+                    .await
+                    .map(|_| ()),
+            };
+            if let Err(e) = recorded {
+                tracing::warn!(skill = %changed.name, error = %e, "skill write not recorded");
+            }
+        }
+        Ok(outcome.result)
+    }
+}
