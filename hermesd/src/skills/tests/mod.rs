@@ -2,7 +2,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod activation_tests;
-mod bench;
 mod catalog_tests;
 mod fixture;
 mod frontmatter_tests;
