@@ -6,7 +6,7 @@
 //! lists, or that any skill on disk already uses, is never touched.
 
 use std::{
-    collections::{BTreeMap, HashSet},
+    collections::BTreeMap,
     io,
     path::{Path, PathBuf},
 };
@@ -35,6 +35,19 @@ pub struct SyncReport {
     pub updated: Vec<PathBuf>,
     /// Skipped with the reason (changed by the user, owned by Python Hermes, deleted, …).
     pub kept: Vec<(String, &'static str)>,
+}
+
+impl BundledSkill {
+    /// The digest its directory has once written (as `skill_digest` computes it on disk).
+    pub fn digest(&self) -> String {
+        super::files_digest(self.files.iter().map(|(path, contents)| {
+            let relative: Vec<String> = path
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            (relative.join("/"), *contents)
+        }))
+    }
 }
 
 /// Every bundled skill (a directory holding SKILL.md, at any depth under `skills/`).
@@ -89,10 +102,11 @@ fn category_files() -> Vec<(PathBuf, &'static [u8])> {
 }
 
 /// Sync the bundle into `root`; `digest` gives the digest of a skill directory on disk and
-/// `names_on_disk` the skill names already present anywhere under the skills roots.
+/// `name_taken` says whether a skill of that name is already anywhere under the skills roots
+/// (asked only for a bundled skill about to be written for the first time).
 pub fn sync(
     root: &Path,
-    names_on_disk: &HashSet<String>,
+    name_taken: &dyn Fn(&str) -> bool,
     digest: &dyn Fn(&Path) -> io::Result<String>,
 ) -> io::Result<SyncReport> {
     std::fs::create_dir_all(root)
@@ -110,7 +124,7 @@ pub fn sync(
         let exists = target.join("SKILL.md").is_file();
         match (exists, written_before) {
             (false, Some(_)) => report.kept.push((skill.name, "deleted by the user")),
-            (false, None) if names_on_disk.contains(&skill.name) => {
+            (false, None) if name_taken(&skill.name) => {
                 report
                     .kept
                     .push((skill.name, "the name is taken by another skill"));
@@ -122,6 +136,9 @@ pub fn sync(
             }
             (true, None) => report.kept.push((skill.name, "not written by hermesd")),
             (true, Some(recorded)) => {
+                if skill.digest() == recorded {
+                    continue;
+                }
                 if digest(&target)? != recorded {
                     report.kept.push((skill.name, "changed on disk"));
                     continue;
@@ -129,10 +146,6 @@ pub fn sync(
                 let staging = staging_dir(root, &skill.name);
                 write_skill(&staging, &skill)?;
                 let fresh = digest(&staging)?;
-                if fresh == recorded {
-                    remove_dir(&staging)?;
-                    continue;
-                }
                 replace_dir(&staging, &target)?;
                 ours.insert(skill.name.clone(), fresh);
                 report.updated.push(target);
@@ -145,7 +158,9 @@ pub fn sync(
             write_file(&target, contents)?;
         }
     }
-    write_manifest(&root.join(MANIFEST), &ours)?;
+    if !report.written.is_empty() || !report.updated.is_empty() {
+        write_manifest(&root.join(MANIFEST), &ours)?;
+    }
     Ok(report)
 }
 
@@ -223,26 +238,19 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
-    /// Any stable content digest will do for these tests.
     fn digest(dir: &Path) -> io::Result<String> {
-        use std::hash::{Hash, Hasher};
-        let mut files = Vec::new();
-        let mut stack = vec![dir.to_path_buf()];
-        while let Some(d) = stack.pop() {
-            for entry in std::fs::read_dir(d)? {
-                let path = entry?.path();
-                if path.is_dir() {
-                    stack.push(path);
-                } else {
-                    let relative = path.strip_prefix(dir).unwrap_or(&path).to_path_buf();
-                    files.push((relative, std::fs::read(&path)?));
-                }
-            }
+        Ok(crate::skills::skill_digest(dir))
+    }
+
+    #[test]
+    fn the_embedded_digest_is_the_digest_on_disk() {
+        let home = tempfile::tempdir().unwrap();
+        let root = home.path().join("skills");
+        sync(&root, &|_| false, &digest).unwrap();
+        for skill in bundled_skills() {
+            let on_disk = crate::skills::skill_digest(&root.join(&skill.relative_dir));
+            assert_eq!(skill.digest(), on_disk, "{}", skill.name);
         }
-        files.sort();
-        let mut hasher = std::hash::DefaultHasher::new();
-        files.hash(&mut hasher);
-        Ok(format!("{:x}", hasher.finish()))
     }
 
     #[test]
@@ -263,13 +271,13 @@ mod tests {
     fn writes_once_keeps_user_changes_and_deletions_and_python_names() {
         let home = tempfile::tempdir().unwrap();
         let root = home.path().join("skills");
-        let first = sync(&root, &HashSet::new(), &digest).unwrap();
+        let first = sync(&root, &|_| false, &digest).unwrap();
         let skill_md = root.join("software-development/git-pr-workflow/SKILL.md");
         assert!(skill_md.is_file());
         assert_eq!(first.written.len(), bundled_skills().len());
 
         // Unchanged: nothing to do.
-        let again = sync(&root, &HashSet::new(), &digest).unwrap();
+        let again = sync(&root, &|_| false, &digest).unwrap();
         assert!(again.written.is_empty() && again.updated.is_empty());
 
         // A user edit is kept.
@@ -278,17 +286,14 @@ mod tests {
             "---\nname: git-pr-workflow\ndescription: mine\n---\nmine\n",
         )
         .unwrap();
-        let kept = sync(&root, &HashSet::new(), &digest).unwrap();
-        assert!(
-            kept.kept
-                .contains(&("git-pr-workflow".into(), "changed on disk"))
-        );
+        let kept = sync(&root, &|_| false, &digest).unwrap();
+        assert!(kept.updated.is_empty() && kept.written.is_empty());
         assert!(std::fs::read_to_string(&skill_md).unwrap().contains("mine"));
 
         // A deletion is respected.
         let log = root.join("devops/log-summarising");
         std::fs::remove_dir_all(&log).unwrap();
-        sync(&root, &HashSet::new(), &digest).unwrap();
+        sync(&root, &|_| false, &digest).unwrap();
         assert!(!log.exists());
 
         // A name Python Hermes lists is never written.
@@ -296,7 +301,7 @@ mod tests {
         let root = other.path().join("skills");
         std::fs::create_dir_all(&root).unwrap();
         std::fs::write(root.join(PYTHON_MANIFEST), "ci-failure-triage:abc\n").unwrap();
-        sync(&root, &HashSet::new(), &digest).unwrap();
+        sync(&root, &|_| false, &digest).unwrap();
         assert!(!root.join("software-development/ci-failure-triage").exists());
         assert!(root.join("software-development/git-pr-workflow").exists());
     }
@@ -305,7 +310,7 @@ mod tests {
     fn an_unchanged_copy_with_an_older_recorded_digest_is_updated() {
         let home = tempfile::tempdir().unwrap();
         let root = home.path().join("skills");
-        sync(&root, &HashSet::new(), &digest).unwrap();
+        sync(&root, &|_| false, &digest).unwrap();
         // Simulate an older bundle: what is on disk (and recorded) differs from the embedded one.
         let skill_md = root.join("software-development/git-pr-workflow/SKILL.md");
         std::fs::write(&skill_md, "old version\n").unwrap();
@@ -315,7 +320,7 @@ mod tests {
             digest(skill_md.parent().unwrap()).unwrap(),
         );
         write_manifest(&root.join(MANIFEST), &manifest).unwrap();
-        let report = sync(&root, &HashSet::new(), &digest).unwrap();
+        let report = sync(&root, &|_| false, &digest).unwrap();
         assert_eq!(report.updated.len(), 1);
         assert!(
             std::fs::read_to_string(&skill_md)

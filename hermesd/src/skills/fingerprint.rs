@@ -28,6 +28,24 @@ pub fn stat_fingerprint(dir: &Path) -> String {
     out
 }
 
+/// The fingerprints of many directories, in order, spread over a few threads (stat calls wait on
+/// the file system, not the CPU).
+pub fn stat_fingerprints(dirs: &[&Path]) -> Vec<String> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(2, 4));
+    let chunk = dirs.len().div_ceil(threads).max(1);
+    let sequential = |part: &[&Path]| part.iter().map(|d| stat_fingerprint(d)).collect::<Vec<_>>();
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = dirs
+            .chunks(chunk)
+            .map(|part| (part, scope.spawn(move || sequential(part))))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|(part, handle)| handle.join().unwrap_or_else(|_| sequential(part)))
+            .collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -43,5 +61,9 @@ mod tests {
         assert_eq!(before, stat_fingerprint(dir.path()));
         std::fs::write(dir.path().join("scripts/run.sh"), "echo 12\n").unwrap();
         assert_ne!(before, stat_fingerprint(dir.path()));
+        let many = stat_fingerprints(&[dir.path(), Path::new("/nonexistent"), dir.path()]);
+        assert_eq!(many.len(), 3);
+        assert_eq!(many[0], many[2]);
+        assert_eq!(many[0], stat_fingerprint(dir.path()));
     }
 }

@@ -9,7 +9,13 @@ use std::{
     sync::Arc,
 };
 
-use super::{Catalog, Signature, SkillEntry, fingerprint::stat_fingerprint, scan, skill_digest};
+use super::{
+    Catalog, Signature, SkillEntry,
+    fingerprint::stat_fingerprints,
+    skill_digest,
+    trust::{classify, reconcile},
+    watch::RootsWatch,
+};
 use crate::store::{self, SkillRecord, Store};
 
 /// One consistent picture of the skills.
@@ -50,88 +56,15 @@ impl SkillsView {
 pub struct SkillsLibrary {
     cache: tokio::sync::Mutex<Option<Arc<SkillsView>>>,
     bundled: tokio::sync::OnceCell<()>,
+    /// Says when the roots may have changed; without a watch every view checks the files.
+    watch: Arc<std::sync::Mutex<WatchSlot>>,
 }
 
-/// A record for `dir` as it is now, scanned unless `trusted_origin` says hermesd wrote it.
-pub fn classify(dir: &Path, name: &str, origin: &str, scan_it: bool) -> SkillRecord {
-    let fingerprint = stat_fingerprint(dir);
-    let digest = skill_digest(dir);
-    let reason = if scan_it {
-        match scan::scan_skill_dir(dir) {
-            Ok(report) => report.blocking(),
-            Err(e) => Some(format!("could not be scanned: {e}")),
-        }
-    } else {
-        None
-    };
-    SkillRecord {
-        dir: dir.display().to_string(),
-        name: name.to_string(),
-        digest,
-        fingerprint,
-        origin: origin.to_string(),
-        trust: if reason.is_some() {
-            "quarantined"
-        } else {
-            "trusted"
-        }
-        .to_string(),
-        reason,
-    }
-}
-
-/// Where a changed skill now comes from: hermesd's own writes changed by someone else are
-/// "edited" (the review may no longer touch them).
-fn origin_after_change(old: &str) -> &'static str {
-    match old {
-        "agent" | "bundled" | "installed" | "edited" => "edited",
-        _ => "found",
-    }
-}
-
-/// Compare the catalog with the records: unchanged skills keep their record, new or changed
-/// ones are scanned. Returns the records to keep and those to write.
-fn reconcile(
-    catalog: &Catalog,
-    stored: &HashMap<PathBuf, SkillRecord>,
-) -> (
-    HashMap<PathBuf, SkillRecord>,
-    HashMap<PathBuf, String>,
-    Vec<SkillRecord>,
-) {
-    let mut records = HashMap::new();
-    let mut fingerprints = HashMap::new();
-    let mut changed = Vec::new();
-    for entry in &catalog.entries {
-        let fingerprint = stat_fingerprint(&entry.dir);
-        fingerprints.insert(entry.dir.clone(), fingerprint.clone());
-        let record = match stored.get(&entry.dir) {
-            Some(old) if old.fingerprint == fingerprint => old.clone(),
-            Some(old) if old.digest == entry.digest() => {
-                let mut kept = old.clone();
-                kept.fingerprint = fingerprint;
-                changed.push(kept.clone());
-                kept
-            }
-            Some(old) => {
-                let origin = origin_after_change(&old.origin);
-                let fresh = classify(&entry.dir, &entry.name, origin, true);
-                tracing::info!(skill = %entry.name, origin, trust = %fresh.trust, "skill changed on disk; scanned");
-                changed.push(fresh.clone());
-                fresh
-            }
-            None => {
-                let fresh = classify(&entry.dir, &entry.name, "found", true);
-                if let Some(reason) = &fresh.reason {
-                    tracing::warn!(skill = %entry.name, %reason, "skill quarantined");
-                }
-                changed.push(fresh.clone());
-                fresh
-            }
-        };
-        records.insert(entry.dir.clone(), record);
-    }
-    (records, fingerprints, changed)
+/// The watch over the roots last looked at (`None` when it could not be set up).
+#[derive(Debug, Default)]
+struct WatchSlot {
+    roots: Vec<PathBuf>,
+    watch: Option<RootsWatch>,
 }
 
 impl SkillsLibrary {
@@ -149,6 +82,13 @@ impl SkillsLibrary {
             })
             .await;
         let mut cache = self.cache.lock().await;
+        if let Some(view) = cache.as_ref()
+            && view.roots == roots
+            && self.quiet(&roots)
+        {
+            return Ok(Arc::clone(view));
+        }
+        self.take_dirty(&roots);
         let previous = cache.clone();
         let checked = {
             let roots = roots.clone();
@@ -208,6 +148,7 @@ impl SkillsLibrary {
         }
         let view = Arc::new(view);
         *cache = Some(Arc::clone(&view));
+        self.ensure_watch(&view.roots);
         Ok(view)
     }
 
@@ -252,6 +193,49 @@ impl SkillsLibrary {
             .map_err(|e| format!("store skill record: {e}"))?;
         *self.cache.lock().await = None;
         Ok(record)
+    }
+
+    /// Whether the watch over `roots` saw nothing since the last full check.
+    fn quiet(&self, roots: &[PathBuf]) -> bool {
+        self.watch.lock().is_ok_and(|slot| {
+            slot.roots == roots && slot.watch.as_ref().is_some_and(|w| !w.is_dirty())
+        })
+    }
+
+    /// Before a full check: take the dirty mark (changes from now on mark it again).
+    fn take_dirty(&self, roots: &[PathBuf]) {
+        if let Ok(slot) = self.watch.lock()
+            && slot.roots == roots
+            && let Some(watch) = slot.watch.as_ref()
+        {
+            watch.take_dirty();
+        }
+    }
+
+    /// After a full check: watch `roots` if they are not watched yet. The watch is set up in the
+    /// background (it walks every directory) and starts dirty, so the first look after it is
+    /// ready checks the files once more.
+    fn ensure_watch(&self, roots: &[PathBuf]) {
+        let Ok(mut slot) = self.watch.lock() else {
+            return;
+        };
+        if slot.roots == roots {
+            return;
+        }
+        *slot = WatchSlot {
+            roots: roots.to_vec(),
+            watch: None,
+        };
+        let shared = Arc::clone(&self.watch);
+        let roots = roots.to_vec();
+        tokio::task::spawn_blocking(move || {
+            let watch = RootsWatch::start(&roots);
+            if let Ok(mut slot) = shared.lock()
+                && slot.roots == roots
+            {
+                slot.watch = watch;
+            }
+        });
     }
 
     fn forget_path(&self, record: &Option<SkillRecord>) -> String {
@@ -306,12 +290,20 @@ impl SkillsLibrary {
     /// Bring the bundled skills into the first root (see `bundled`) and record what was written.
     async fn sync_bundled(&self, store: &Store, roots: Vec<PathBuf>) -> Result<(), String> {
         let report = tokio::task::spawn_blocking(move || {
-            let names: std::collections::HashSet<String> = Catalog::load(&roots)
-                .entries
-                .into_iter()
-                .map(|e| e.name)
-                .collect();
-            super::bundled::sync(&roots[0], &names, &|dir| Ok(skill_digest(dir)))
+            // Loaded only when a bundled skill is about to be written for the first time.
+            let names = std::sync::OnceLock::new();
+            let name_taken = |name: &str| {
+                names
+                    .get_or_init(|| {
+                        Catalog::load(&roots)
+                            .entries
+                            .into_iter()
+                            .map(|e| e.name)
+                            .collect::<std::collections::HashSet<String>>()
+                    })
+                    .contains(name)
+            };
+            super::bundled::sync(&roots[0], &name_taken, &|dir| Ok(skill_digest(dir)))
         })
         .await
         .map_err(|e| format!("the bundled skills sync stopped: {e}"))?
@@ -345,11 +337,14 @@ fn unchanged(previous: Option<&SkillsView>, roots: &[PathBuf]) -> bool {
     let Some(view) = previous else {
         return false;
     };
-    view.roots == roots
-        && view.signature == Catalog::signature(roots)
-        && view
-            .all
-            .entries
-            .iter()
-            .all(|e| view.fingerprints.get(&e.dir) == Some(&stat_fingerprint(&e.dir)))
+    if view.roots != roots || view.signature != Catalog::signature(roots) {
+        return false;
+    }
+    let dirs: Vec<&Path> = view.all.entries.iter().map(|e| e.dir.as_path()).collect();
+    let now = stat_fingerprints(&dirs);
+    view.all
+        .entries
+        .iter()
+        .zip(now)
+        .all(|(e, fingerprint)| view.fingerprints.get(&e.dir) == Some(&fingerprint))
 }

@@ -149,6 +149,23 @@ pub fn skill_digest(dir: &Path) -> String {
     to_hex(&outer.finalize())
 }
 
+/// The digest [`skill_digest`] would give a directory holding exactly `files` (relative path
+/// with `/` separators, content) — for content that is not on disk yet (the bundled skills).
+pub fn files_digest<'a>(files: impl IntoIterator<Item = (String, &'a [u8])>) -> String {
+    let mut files: Vec<(String, &[u8])> = files
+        .into_iter()
+        .filter(|(rel, _)| !rel.split('/').any(is_skipped_name))
+        .collect();
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut outer = Sha256::new();
+    for (rel, content) in &files {
+        outer.update((rel.len() as u64).to_le_bytes());
+        outer.update(rel.as_bytes());
+        outer.update(Sha256::digest(content));
+    }
+    to_hex(&outer.finalize())
+}
+
 /// Adds (relative path with `/` separators, full path) of every regular file below `dir`, sorted
 /// by relative path, skipping hidden and dependency entries and the top-level SKILL.md. Symlinks
 /// are not followed.

@@ -10,7 +10,7 @@ pub mod catalog;
 mod discover;
 mod fields;
 mod files;
-mod fingerprint;
+pub mod fingerprint;
 pub mod frontmatter;
 pub mod index;
 pub mod library;
@@ -19,7 +19,9 @@ pub mod manage;
 pub mod scan;
 pub mod schema;
 pub mod settings;
+mod trust;
 pub mod view;
+pub mod watch;
 
 pub use activation::{
     ActivationContext, InactiveReason, activation, availability, current_os, is_active,
@@ -29,7 +31,7 @@ pub use discover::Signature;
 pub use files::MAX_VIEW_BYTES;
 pub use index::build_index;
 pub use library::{SkillsLibrary, SkillsView};
-pub use loader::{MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, skill_digest};
+pub use loader::{MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, files_digest, skill_digest};
 pub use schema::{skill_view_schema, skills_list_schema};
 pub use settings::SkillsSettings;
 pub use view::{skill_view, skills_list};

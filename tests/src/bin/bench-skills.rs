@@ -12,7 +12,10 @@ use std::{
 };
 
 use hermesd::{
-    skills::{ActivationContext, Catalog, SkillsLibrary, build_index, current_os, scan},
+    skills::{
+        ActivationContext, Catalog, SkillsLibrary, build_index, current_os,
+        fingerprint::stat_fingerprint, scan,
+    },
     store::Store,
 };
 
@@ -57,7 +60,27 @@ fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 
+/// `--later ROOT DB`: one library view in a fresh process, as a daemon start does; prints ms.
+fn later_start(root: &str, db: &str) {
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    runtime.block_on(async {
+        let store = Store::open(Path::new(db)).expect("open the store");
+        let library = SkillsLibrary::default();
+        let started = Instant::now();
+        library
+            .view(&store, vec![PathBuf::from(root)])
+            .await
+            .expect("view");
+        println!("{}", started.elapsed().as_secs_f64() * 1000.0);
+    });
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() == 4 && args[1] == "--later" {
+        later_start(&args[2], &args[3]);
+        return;
+    }
     let tmp = tempfile::tempdir().expect("a temporary directory");
     let root = tmp.path().join("skills");
     let reference = "Reference material line with some detail.\n".repeat(50);
@@ -88,7 +111,30 @@ fn main() {
     );
 
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    let (first, later, unchanged) = runtime.block_on(async {
+    let signature = median(
+        (0..RUNS)
+            .map(|_| timed(|| Catalog::signature(&roots)))
+            .collect(),
+    );
+    let fingerprints = median(
+        (0..RUNS)
+            .map(|_| {
+                timed(|| {
+                    catalog
+                        .entries
+                        .iter()
+                        .map(|e| stat_fingerprint(&e.dir).len())
+                        .sum::<usize>()
+                })
+            })
+            .collect(),
+    );
+    let watch = median(
+        (0..RUNS)
+            .map(|_| timed(|| hermesd::skills::watch::RootsWatch::start(&roots)))
+            .collect(),
+    );
+    let (first, later, unchanged, records) = runtime.block_on(async {
         let store = Store::open(&tmp.path().join("hermesd.db")).expect("open the store");
         let first_library = SkillsLibrary::default();
         let started = Instant::now();
@@ -99,12 +145,21 @@ fn main() {
         let first = started.elapsed();
         // The bundled skills are synced into the root too.
         assert!(view.visible.entries.len() >= SKILLS);
+        // A later start, each in its own process (as the daemon starts).
+        let me = std::env::current_exe().expect("the bench's own path");
         let mut later = Vec::new();
         for _ in 0..RUNS {
-            let library = SkillsLibrary::default();
-            let started = Instant::now();
-            library.view(&store, roots.clone()).await.expect("view");
-            later.push(started.elapsed());
+            let out = std::process::Command::new(&me)
+                .arg("--later")
+                .arg(&roots[0])
+                .arg(tmp.path().join("hermesd.db"))
+                .output()
+                .expect("run the later-start probe");
+            let ms: f64 = String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse()
+                .expect("the probe prints milliseconds");
+            later.push(Duration::from_secs_f64(ms / 1000.0));
         }
         let mut unchanged = Vec::new();
         for _ in 0..RUNS {
@@ -115,7 +170,16 @@ fn main() {
                 .expect("view");
             unchanged.push(started.elapsed());
         }
-        (first, median(later), median(unchanged))
+        let mut records = Vec::new();
+        for _ in 0..RUNS {
+            let started = Instant::now();
+            store
+                .read(hermesd::store::skill_records)
+                .await
+                .expect("records");
+            records.push(started.elapsed());
+        }
+        (first, median(later), median(unchanged), median(records))
     });
 
     let mut big = String::new();
@@ -134,6 +198,13 @@ fn main() {
     println!("|---|---|");
     println!("| Catalog::load | {} |", ms(load));
     println!("| build_index | {} |", ms(index));
+    println!("| Catalog::signature | {} |", ms(signature));
+    println!(
+        "| stat fingerprints of every skill | {} |",
+        ms(fingerprints)
+    );
+    println!("| reading the skill records | {} |", ms(records));
+    println!("| setting up the inotify watch | {} |", ms(watch));
     println!(
         "| library view, first start (every skill digested and scanned, once) | {} |",
         ms(first)

@@ -229,4 +229,3 @@ fn odd_input_does_not_panic() {
         let _ = scan_text("f", text);
     }
 }
-

@@ -41,11 +41,6 @@ const FIXTURES: &[(&str, &str)] = &[
     ),
 ];
 
-/// The fixture texts (also used by the speed test).
-pub(super) fn fixture_texts() -> impl Iterator<Item = &'static str> {
-    FIXTURES.iter().map(|(_, text)| *text)
-}
-
 #[test]
 fn benign_skills_have_no_blocking_finding() {
     let mut blocking = Vec::new();
