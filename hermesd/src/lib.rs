@@ -41,18 +41,6 @@ pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), Serv
     let services = Arc::clone(&state.tool_services);
     tokio::spawn(async move { services.refresh_login_env().await });
     tokio::spawn(agent::evict_idle_sessions(Arc::clone(&state)));
-    // Bundled skills and the skills index, built once here so the first session finds them ready.
-    let skills_state = Arc::clone(&state);
-    tokio::spawn(async move {
-        let roots = skills_state
-            .tool_services
-            .skills_settings()
-            .roots(&skills_state.home.dir);
-        let services = &skills_state.tool_services;
-        if let Err(e) = services.skills.view(&skills_state.store, roots).await {
-            tracing::warn!(error = %e, "skills not ready");
-        }
-    });
     let served = serving.await;
     let killed = state.tool_services.processes.kill_all().await;
     if killed > 0 {

@@ -33,6 +33,8 @@ pub struct BundledSkill {
 pub struct SyncReport {
     pub written: Vec<PathBuf>,
     pub updated: Vec<PathBuf>,
+    /// Found on disk exactly as bundled but missing from the manifest.
+    pub adopted: Vec<PathBuf>,
     /// Skipped with the reason (changed by the user, owned by Python Hermes, deleted, …).
     pub kept: Vec<(String, &'static str)>,
 }
@@ -134,6 +136,11 @@ pub fn sync(
                 ours.insert(skill.name.clone(), digest(&target)?);
                 report.written.push(target);
             }
+            // Exactly what hermesd would write (a sync cut short before its manifest): adopt it.
+            (true, None) if digest(&target)? == skill.digest() => {
+                ours.insert(skill.name.clone(), skill.digest());
+                report.adopted.push(target);
+            }
             (true, None) => report.kept.push((skill.name, "not written by hermesd")),
             (true, Some(recorded)) => {
                 if skill.digest() == recorded {
@@ -158,7 +165,7 @@ pub fn sync(
             write_file(&target, contents)?;
         }
     }
-    if !report.written.is_empty() || !report.updated.is_empty() {
+    if !report.written.is_empty() || !report.updated.is_empty() || !report.adopted.is_empty() {
         write_manifest(&root.join(MANIFEST), &ours)?;
     }
     Ok(report)
@@ -243,6 +250,22 @@ mod tests {
     }
 
     #[test]
+    fn every_bundled_skill_passes_the_security_scan() {
+        for skill in bundled_skills() {
+            for (path, contents) in &skill.files {
+                let text = String::from_utf8_lossy(contents);
+                let blocking: Vec<String> =
+                    crate::skills::scan::scan_text(&path.display().to_string(), &text)
+                        .into_iter()
+                        .filter(|f| f.severity.is_blocking())
+                        .map(|f| format!("{}:{} {}", f.file, f.line, f.pattern_id))
+                        .collect();
+                assert!(blocking.is_empty(), "{}: {blocking:?}", skill.name);
+            }
+        }
+    }
+
+    #[test]
     fn the_embedded_digest_is_the_digest_on_disk() {
         let home = tempfile::tempdir().unwrap();
         let root = home.path().join("skills");
@@ -304,6 +327,18 @@ mod tests {
         sync(&root, &|_| false, &digest).unwrap();
         assert!(!root.join("software-development/ci-failure-triage").exists());
         assert!(root.join("software-development/git-pr-workflow").exists());
+    }
+
+    #[test]
+    fn a_sync_cut_short_before_its_manifest_is_adopted_not_disowned() {
+        let home = tempfile::tempdir().unwrap();
+        let root = home.path().join("skills");
+        sync(&root, &|_| false, &digest).unwrap();
+        std::fs::remove_file(root.join(MANIFEST)).unwrap();
+        let report = sync(&root, &|_| false, &digest).unwrap();
+        assert_eq!(report.adopted.len(), bundled_skills().len());
+        assert!(report.written.is_empty());
+        assert!(read_manifest(&root.join(MANIFEST)).contains_key("git-pr-workflow"));
     }
 
     #[test]

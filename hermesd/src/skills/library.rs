@@ -51,7 +51,8 @@ impl SkillsView {
 }
 
 /// The library: a cached view, refreshed on demand. The bundled skills are synced once, before
-/// the first view is built, by whoever asks first (the daemon warms it at start).
+/// the first view is built, by whoever asks first (the first session, or a `skills` command) —
+/// not at daemon start, so an idle daemon never pages in the skills code.
 #[derive(Debug, Default)]
 pub struct SkillsLibrary {
     cache: tokio::sync::Mutex<Option<Arc<SkillsView>>>,
@@ -152,8 +153,8 @@ impl SkillsLibrary {
         Ok(view)
     }
 
-    /// Record what hermesd itself wrote into `dir` (trusted; `origin` agent, bundled or installed
-    /// — installs are scanned), or forget `dir` when it is gone. The next view sees it.
+    /// Record what hermesd wrote into `dir` (`origin` agent or bundled: trusted; installed:
+    /// scanned), or forget `dir` when it is gone. The next view sees it.
     pub async fn record_write(
         &self,
         store: &Store,
@@ -177,7 +178,9 @@ impl SkillsLibrary {
                 ("agent", Some(old)) if old.origin != "agent" => old.origin.clone(),
                 _ => origin.to_string(),
             };
-            let scan_it = origin == "installed" || origin == "bundled";
+            // hermesd wrote agent and bundled skills itself (the bundle is checked against the
+            // scan by a test); installed ones come from elsewhere.
+            let scan_it = origin == "installed";
             Some(classify(&dir, &name, &origin, scan_it))
         })
         .await
@@ -308,7 +311,12 @@ impl SkillsLibrary {
         .await
         .map_err(|e| format!("the bundled skills sync stopped: {e}"))?
         .map_err(|e| format!("bundled skills: {e}"))?;
-        for dir in report.written.iter().chain(&report.updated) {
+        for dir in report
+            .written
+            .iter()
+            .chain(&report.updated)
+            .chain(&report.adopted)
+        {
             let name = dir
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
@@ -321,10 +329,11 @@ impl SkillsLibrary {
                 tracing::error!(skill = %name, %reason, "a bundled skill failed the security scan");
             }
         }
-        if !report.written.is_empty() || !report.updated.is_empty() {
+        if !report.written.is_empty() || !report.updated.is_empty() || !report.adopted.is_empty() {
             tracing::info!(
                 written = report.written.len(),
                 updated = report.updated.len(),
+                adopted = report.adopted.len(),
                 "bundled skills synced"
             );
         }
