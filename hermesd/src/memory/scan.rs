@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::LazyLock;
 
-use regex::{Regex, RegexBuilder};
+use regex::bytes::{Regex, RegexBuilder};
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
 
 /// Only this many leading characters are scanned (keeps worst-case time bounded).
@@ -205,21 +205,21 @@ pub(super) const PATTERNS: &[(&str, &str)] = &[
 ];
 
 /// Compiled patterns; a pattern that fails to compile is logged and skipped (never panics).
+/// ASCII classes on the NFKC-normalised bytes: the patterns are English words and shell syntax,
+/// and Unicode `\w`/`\s` in bounded repeats cost 16 MiB and 130 ms to compile (now ~7 ms).
 pub(super) static COMPILED: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
     PATTERNS
         .iter()
         .filter_map(|&(pattern, id)| {
-            match RegexBuilder::new(pattern)
+            RegexBuilder::new(pattern)
                 .case_insensitive(true)
-                .size_limit(64 << 20)
+                .unicode(false)
                 .build()
-            {
-                Ok(regex) => Some((regex, id)),
-                Err(error) => {
+                .inspect_err(|error| {
                     tracing::error!(pattern_id = id, %error, "memory threat pattern failed to compile");
-                    None
-                }
-            }
+                })
+                .ok()
+                .map(|regex| (regex, id))
         })
         .collect()
 });
@@ -264,7 +264,7 @@ pub fn scan_threats(content: &str) -> Vec<Finding> {
     findings.extend(
         COMPILED
             .iter()
-            .filter(|(regex, _)| regex.is_match(&normalised))
+            .filter(|(regex, _)| regex.is_match(normalised.as_bytes()))
             .map(|&(_, id)| Finding::Pattern(id)),
     );
     findings
