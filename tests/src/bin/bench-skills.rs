@@ -4,6 +4,7 @@
 //! unchanged view (what each new session pays), and the scan of a 100 KiB SKILL.md.
 //!
 //! `cargo run --release -p hermes-tests --bin bench-skills`
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a bench binary fails by panicking
 
 use std::{
     collections::HashSet,
