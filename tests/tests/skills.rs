@@ -280,3 +280,140 @@ async fn the_review_agent_saves_a_skill_that_the_next_session_finds() {
     assert_eq!(viewed["success"], true, "{viewed}");
     assert!(viewed["content"].as_str().unwrap().contains("wc -l FILES"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_review_may_change_only_skills_the_agent_created() {
+    let mine =
+        "---\nname: my-notes\ndescription: How I keep notes.\n---\n# Notes\n1. Write them down.\n";
+    let server = FakeLlm::start(vec![
+        // Turn 1: the agent creates a skill (using skill_manage resets the nudge).
+        Reply::tool_call(
+            "skill_manage",
+            &serde_json::json!({"action": "create", "name": "my-notes", "content": mine}).to_string(),
+        ),
+        Reply::text("saved"),
+        // Turn 2: one tool iteration, then the review (nudge interval 1).
+        Reply::tool_call("todo", "{}"),
+        Reply::text("ok"),
+        Reply::tool_call(
+            "skill_manage",
+            r#"{"action": "patch", "name": "git-pr-workflow", "old_string": "Git branch-to-merge workflow", "new_string": "Hijacked"}"#,
+        ),
+        Reply::tool_call(
+            "skill_manage",
+            r#"{"action": "patch", "name": "my-notes", "old_string": "1. Write them down.", "new_string": "1. Write them down.\n2. Date each note."}"#,
+        ),
+        Reply::text("patched my-notes"),
+    ])
+    .await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(
+        &server,
+        "skills:\n  creation_nudge_interval: 1\nmemory:\n  nudge_interval: 0\n",
+    );
+    let first = home
+        .ctl_async(&["send", "--json", "remember how I take notes"])
+        .await
+        .json();
+    let id = first["session_id"].as_str().unwrap().to_string();
+    home.ctl_async(&["send", "--json", "--session", &id, "tidy up"])
+        .await
+        .json();
+    let mut attached = Attached::open(&home.socket(), &id, 0, true).await;
+    let notice = loop {
+        let event = attached.next().await;
+        if kind_name(&event) == "notice" {
+            break event;
+        }
+    };
+    let Some(hermes_proto::pb::session_event::Kind::Notice(notice)) = notice.kind else {
+        unreachable!()
+    };
+    assert_eq!(notice.text, "improved skill my-notes");
+    let requests = server.requests();
+    // The review's requests carry the conversation first: its own results are the last ones.
+    let last = |request: &RecordedRequest| -> Value {
+        serde_json::from_str(request.tool_results().last().unwrap()).unwrap()
+    };
+    let refused = last(&requests[5]);
+    assert_eq!(refused["success"], false, "{refused}");
+    assert!(
+        refused["error"].as_str().unwrap().contains("agent-created"),
+        "{refused}"
+    );
+    let allowed = last(&requests[6]);
+    assert_eq!(allowed["success"], true, "{allowed}");
+    let bundled = std::fs::read_to_string(
+        home.path()
+            .join("skills/software-development/git-pr-workflow/SKILL.md"),
+    )
+    .unwrap();
+    assert!(!bundled.contains("Hijacked"));
+    let notes = std::fs::read_to_string(home.path().join("skills/my-notes/SKILL.md")).unwrap();
+    assert!(notes.contains("Date each note"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn skills_install_scans_and_rm_removes() {
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    let source = tempfile::tempdir().unwrap();
+    let good = source.path().join("deploy-docs");
+    std::fs::create_dir_all(good.join("references")).unwrap();
+    std::fs::write(good.join("SKILL.md"), GOOD_QUOTED).unwrap();
+    std::fs::write(
+        good.join("references/hosts.md"),
+        "docs host: docs.internal\n",
+    )
+    .unwrap();
+    let bad = source.path().join("fancy-tool");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(bad.join("SKILL.md"), CURL_PIPE).unwrap();
+
+    let installed = home
+        .ctl_async(&[
+            "skills",
+            "install",
+            good.to_str().unwrap(),
+            "--category",
+            "ops",
+            "--json",
+        ])
+        .await
+        .json();
+    assert_eq!(installed["origin"], "installed");
+    assert_eq!(installed["trust"], "trusted");
+    assert!(
+        home.path()
+            .join("skills/ops/deploy-docs/references/hosts.md")
+            .is_file()
+    );
+    let again = home
+        .ctl_async(&["skills", "install", good.to_str().unwrap()])
+        .await;
+    assert!(again.stderr().contains("exists"), "{}", again.stderr());
+
+    let quarantined = home
+        .ctl_async(&["skills", "install", bad.to_str().unwrap()])
+        .await
+        .ok();
+    assert!(quarantined.contains("quarantined"), "{quarantined}");
+
+    let file = home
+        .ctl_async(&["skills", "view", "deploy-docs", "references/hosts.md"])
+        .await
+        .ok();
+    assert!(file.contains("docs.internal"));
+
+    home.ctl_async(&["skills", "rm", "deploy-docs"]).await.ok();
+    assert!(!home.path().join("skills/ops/deploy-docs").exists());
+    let list = home.ctl_async(&["skills", "list", "--json"]).await.json();
+    assert!(skill(&list, "deploy-docs").is_none());
+    let missing = home.ctl_async(&["skills", "rm", "deploy-docs"]).await;
+    assert!(
+        missing.stderr().contains("no skill named"),
+        "{}",
+        missing.stderr()
+    );
+}

@@ -152,12 +152,12 @@ async fn review(state: &Arc<DaemonState>, parent: &SessionRow, focus: Focus) -> 
         lineage: Lineage::Subagent,
     };
     let parent_id = parent.id.clone();
-    let row = state
+    let (row, copied) = state
         .store
         .write(move |tx| {
             let row = store::insert_session(tx, &new)?;
-            store::copy_messages(tx, &parent_id, &row.id)?;
-            Ok(row)
+            let copied = store::copy_messages(tx, &parent_id, &row.id)?;
+            Ok((row, copied))
         })
         .await
         .map_err(|e| e.to_string())?;
@@ -173,7 +173,7 @@ async fn review(state: &Arc<DaemonState>, parent: &SessionRow, focus: Focus) -> 
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())?;
-    let saved = saved_changes(state, &review_id).await?;
+    let saved = saved_changes(state, &review_id, copied).await?;
     tracing::info!(
         session = %parent.id, review = %review_id, calls = outcome.tool_calls,
         saved = saved.len(), "background review finished"
@@ -188,8 +188,13 @@ struct Saved {
     text: String,
 }
 
-/// The successful memory and skill writes of the review session.
-async fn saved_changes(state: &Arc<DaemonState>, review_id: &str) -> Result<Vec<Saved>, String> {
+/// The successful memory and skill writes of the review session (its own messages: the first
+/// `copied` are the conversation it was given).
+async fn saved_changes(
+    state: &Arc<DaemonState>,
+    review_id: &str,
+    copied: usize,
+) -> Result<Vec<Saved>, String> {
     let id = review_id.to_string();
     let rows = state
         .store
@@ -198,7 +203,7 @@ async fn saved_changes(state: &Arc<DaemonState>, review_id: &str) -> Result<Vec<
         .map_err(|e| e.to_string())?;
     let mut calls = std::collections::HashMap::new();
     let mut saved = Vec::new();
-    for row in rows {
+    for row in rows.into_iter().skip(copied) {
         if let Some(text) = row.tool_calls.as_deref() {
             for call in parse_tool_calls(text) {
                 calls.insert(call.id.clone(), call);
