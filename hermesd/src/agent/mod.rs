@@ -13,6 +13,7 @@ mod publisher;
 mod repair;
 pub mod replay;
 mod review;
+mod review_prompts;
 mod session;
 mod session_prompt;
 mod settings;

@@ -96,13 +96,5 @@ async fn skills_index(state: &Arc<DaemonState>, session_skills: &Arc<SessionSkil
             return String::new();
         }
     };
-    let activation = skills::ActivationContext {
-        os: skills::current_os(),
-        platform: Some(session_skills.platform.as_str()),
-        available_tools: &session_skills.tools,
-        available_toolsets: &session_skills.toolsets,
-        disabled: &settings.disabled,
-        platform_disabled: &settings.platform_disabled,
-    };
-    skills::build_index(&view.visible, &activation)
+    skills::build_index(&view.visible, &session_skills.activation(&settings))
 }

@@ -75,3 +75,21 @@ impl Config {
         Some(self.daemon.socket.as_str()).filter(|s| !s.is_empty())
     }
 }
+
+/// A list setting: a YAML sequence of strings, or one comma-separated string (`a, b`); blanks
+/// dropped, anything else empty.
+pub fn string_list(value: Option<&serde_yaml::Value>) -> Vec<String> {
+    match value {
+        Some(serde_yaml::Value::Sequence(items)) => items
+            .iter()
+            .filter_map(|i| i.as_str().map(|s| s.trim().to_string()))
+            .filter(|s| !s.is_empty())
+            .collect(),
+        Some(serde_yaml::Value::String(s)) => s
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect(),
+        _ => Vec::new(),
+    }
+}

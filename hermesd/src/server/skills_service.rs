@@ -56,14 +56,7 @@ impl SkillsService {
     fn describe(&self, entry: &SkillEntry, record: Option<&SkillRecord>) -> pb::Skill {
         let session = self.cli_session();
         let settings = self.state.tool_services.skills_settings();
-        let activation = ActivationContext {
-            os: skills::current_os(),
-            platform: Some("cli"),
-            available_tools: &session.tools,
-            available_toolsets: &session.toolsets,
-            disabled: &settings.disabled,
-            platform_disabled: &settings.platform_disabled,
-        };
+        let activation = session.activation(&settings);
         skill(entry, record, skills::activation(entry, &activation).err())
     }
 }

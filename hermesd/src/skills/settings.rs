@@ -6,6 +6,8 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use crate::config::string_list as strings;
+
 /// Skills settings, read on start and reload.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SkillsSettings {
@@ -15,22 +17,6 @@ pub struct SkillsSettings {
     pub disabled: Vec<String>,
     /// `skills.platform_disabled`: platform → names.
     pub platform_disabled: HashMap<String, Vec<String>>,
-}
-
-fn strings(value: Option<&serde_yaml::Value>) -> Vec<String> {
-    match value {
-        Some(serde_yaml::Value::Sequence(items)) => items
-            .iter()
-            .filter_map(|i| i.as_str().map(|s| s.trim().to_string()))
-            .filter(|s| !s.is_empty())
-            .collect(),
-        Some(serde_yaml::Value::String(s)) => s
-            .split(',')
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 fn expand_home(path: &str) -> PathBuf {

@@ -28,23 +28,27 @@ impl SkillRecord {
     }
 }
 
+const COLUMNS: &str = "dir, name, digest, fingerprint, origin, trust, reason";
+
+fn from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SkillRecord> {
+    Ok(SkillRecord {
+        dir: row.get(0)?,
+        name: row.get(1)?,
+        digest: row.get(2)?,
+        fingerprint: row.get(3)?,
+        origin: row.get(4)?,
+        trust: row.get(5)?,
+        reason: row.get(6)?,
+    })
+}
+
 /// Every record.
 pub fn skill_records(conn: &Connection) -> Result<Vec<SkillRecord>, StoreError> {
     let mut stmt = conn
-        .prepare("SELECT dir, name, digest, fingerprint, origin, trust, reason FROM skill_records")
+        .prepare(&format!("SELECT {COLUMNS} FROM skill_records"))
         .map_err(StoreError::sql("list skill records"))?;
     let rows = stmt
-        .query_map([], |row| {
-            Ok(SkillRecord {
-                dir: row.get(0)?,
-                name: row.get(1)?,
-                digest: row.get(2)?,
-                fingerprint: row.get(3)?,
-                origin: row.get(4)?,
-                trust: row.get(5)?,
-                reason: row.get(6)?,
-            })
-        })
+        .query_map([], from_row)
         .map_err(StoreError::sql("list skill records"))?;
     rows.collect::<Result<_, _>>()
         .map_err(StoreError::sql("list skill records"))
@@ -53,19 +57,9 @@ pub fn skill_records(conn: &Connection) -> Result<Vec<SkillRecord>, StoreError> 
 /// The record of one directory.
 pub fn skill_record(conn: &Connection, dir: &str) -> Result<Option<SkillRecord>, StoreError> {
     conn.query_row(
-        "SELECT dir, name, digest, fingerprint, origin, trust, reason FROM skill_records WHERE dir = ?1",
+        &format!("SELECT {COLUMNS} FROM skill_records WHERE dir = ?1"),
         [dir],
-        |row| {
-            Ok(SkillRecord {
-                dir: row.get(0)?,
-                name: row.get(1)?,
-                digest: row.get(2)?,
-                fingerprint: row.get(3)?,
-                origin: row.get(4)?,
-                trust: row.get(5)?,
-                reason: row.get(6)?,
-            })
-        },
+        from_row,
     )
     .optional()
     .map_err(StoreError::sql("read skill record"))

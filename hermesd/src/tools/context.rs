@@ -65,6 +65,23 @@ pub struct SessionSkills {
     pub toolsets: std::collections::HashSet<String>,
 }
 
+impl SessionSkills {
+    /// What decides which skills this session is offered, under `settings`.
+    pub fn activation<'a>(
+        &'a self,
+        settings: &'a crate::skills::SkillsSettings,
+    ) -> crate::skills::ActivationContext<'a> {
+        crate::skills::ActivationContext {
+            os: crate::skills::current_os(),
+            platform: Some(self.platform.as_str()),
+            available_tools: &self.tools,
+            available_toolsets: &self.toolsets,
+            disabled: &settings.disabled,
+            platform_disabled: &settings.platform_disabled,
+        }
+    }
+}
+
 /// One todo item of a session's task list.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TodoItem {

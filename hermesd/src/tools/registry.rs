@@ -26,21 +26,7 @@ pub struct ToolsetSelection {
 impl ToolsetSelection {
     /// Read `toolsets` and `agent.disabled_toolsets` from the config tree.
     pub fn from_config(tree: &serde_yaml::Value) -> Self {
-        let strings = |v: Option<&serde_yaml::Value>| -> Vec<String> {
-            match v {
-                Some(serde_yaml::Value::Sequence(items)) => items
-                    .iter()
-                    .filter_map(|i| i.as_str().map(|s| s.trim().to_string()))
-                    .filter(|s| !s.is_empty())
-                    .collect(),
-                Some(serde_yaml::Value::String(s)) => s
-                    .split(',')
-                    .map(|s| s.trim().to_string())
-                    .filter(|s| !s.is_empty())
-                    .collect(),
-                _ => Vec::new(),
-            }
-        };
+        let strings = crate::config::string_list;
         Self {
             enabled: strings(tree.get("toolsets")),
             disabled: strings(tree.get("agent").and_then(|a| a.get("disabled_toolsets"))),
@@ -90,7 +76,7 @@ impl Registry {
         services: &ToolServices,
         exclude: &[&str],
     ) -> Toolbox {
-        let mut tools: Vec<Arc<dyn Tool>> = self
+        let tools: Vec<Arc<dyn Tool>> = self
             .tools
             .iter()
             .filter(|t| selection.allows(t.toolset()))
@@ -98,30 +84,20 @@ impl Registry {
             .filter(|t| t.available(services))
             .cloned()
             .collect();
-        tools.sort_by_key(|t| t.name());
-        let schemas = tools.iter().map(|t| to_schema(t.as_ref())).collect();
-        Toolbox {
-            tools,
-            schemas: Arc::new(schemas),
-        }
+        Toolbox::of(tools)
     }
 }
 
 impl Registry {
     /// Exactly the named tools that are available here (a background review's set).
     pub fn toolbox_of(&self, names: &[&str], services: &ToolServices) -> Toolbox {
-        let mut tools: Vec<Arc<dyn Tool>> = self
+        let tools: Vec<Arc<dyn Tool>> = self
             .tools
             .iter()
             .filter(|t| names.contains(&t.name()) && t.available(services))
             .cloned()
             .collect();
-        tools.sort_by_key(|t| t.name());
-        let schemas = tools.iter().map(|t| to_schema(t.as_ref())).collect();
-        Toolbox {
-            tools,
-            schemas: Arc::new(schemas),
-        }
+        Toolbox::of(tools)
     }
 }
 
@@ -166,6 +142,16 @@ impl std::fmt::Debug for Toolbox {
 }
 
 impl Toolbox {
+    /// A toolbox of `tools`, sorted by name, with their schemas.
+    fn of(mut tools: Vec<Arc<dyn Tool>>) -> Self {
+        tools.sort_by_key(|t| t.name());
+        let schemas = tools.iter().map(|t| to_schema(t.as_ref())).collect();
+        Toolbox {
+            tools,
+            schemas: Arc::new(schemas),
+        }
+    }
+
     pub fn schemas(&self) -> &[ToolSchema] {
         &self.schemas
     }

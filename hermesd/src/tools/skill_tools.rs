@@ -8,9 +8,9 @@ use std::{collections::HashMap, path::PathBuf, sync::Arc};
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolError, context::SessionSkills};
+use super::{Tool, ToolContext, ToolError};
 use crate::skills::{
-    self, ActivationContext, SkillsView,
+    self, SkillsView,
     manage::{Caller, ManageRoots, SkillAction},
 };
 
@@ -25,24 +25,6 @@ async fn current_view(ctx: &ToolContext) -> Result<Arc<SkillsView>, ToolError> {
         .view(&ctx.services.store, roots)
         .await
         .map_err(ToolError::Failed)
-}
-
-/// Run `f` with the activation context of the call's session.
-fn with_activation<T>(
-    ctx: &ToolContext,
-    session: &SessionSkills,
-    f: impl FnOnce(&ActivationContext<'_>) -> T,
-) -> T {
-    let settings = ctx.services.skills_settings();
-    let activation = ActivationContext {
-        os: skills::current_os(),
-        platform: Some(session.platform.as_str()),
-        available_tools: &session.tools,
-        available_toolsets: &session.toolsets,
-        disabled: &settings.disabled,
-        platform_disabled: &settings.platform_disabled,
-    };
-    f(&activation)
 }
 
 pub struct SkillsListTool;
@@ -64,9 +46,9 @@ impl Tool for SkillsListTool {
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let view = current_view(ctx).await?;
         let category = args.get("category").and_then(Value::as_str);
-        Ok(with_activation(ctx, &ctx.settings.skills, |activation| {
-            skills::skills_list(&view.visible, activation, category)
-        }))
+        let settings = ctx.services.skills_settings();
+        let activation = ctx.settings.skills.activation(&settings);
+        Ok(skills::skills_list(&view.visible, &activation, category))
     }
 }
 
@@ -96,14 +78,7 @@ impl Tool for SkillViewTool {
         let session = Arc::clone(&ctx.settings.skills);
         let settings = ctx.services.skills_settings();
         tokio::task::spawn_blocking(move || {
-            let activation = ActivationContext {
-                os: skills::current_os(),
-                platform: Some(session.platform.as_str()),
-                available_tools: &session.tools,
-                available_toolsets: &session.toolsets,
-                disabled: &settings.disabled,
-                platform_disabled: &settings.platform_disabled,
-            };
+            let activation = session.activation(&settings);
             skills::skill_view(&view.visible, &activation, &name, file.as_deref())
         })
         .await
