@@ -11,7 +11,6 @@ pub fn skills_list_schema() -> Value {
         "parameters": {
             "type": "object",
             "properties": {"category": {"type": "string"}},
-            "required": [],
         },
     })
 }

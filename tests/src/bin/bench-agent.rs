@@ -68,7 +68,9 @@ async fn main() {
         "config.yaml",
         &format!(
             "model:\n  provider: custom\n  default: fake-model\n  base_url: {}\n  api_key: k\n\
-             logging:\n  level: debug\n",
+             logging:\n  level: debug\n\
+             # The scripted replies are counted: no background reviews.\n\
+             memory:\n  nudge_interval: 0\nskills:\n  creation_nudge_interval: 0\n",
             server.openai_base()
         ),
     );

@@ -52,7 +52,12 @@ async fn main() {
     tokio::task::spawn_blocking(move || seed::sessions(&seeded, 1_000, "cli", 4))
         .await
         .unwrap();
-    home.use_fake_model(&server, "");
+    // Counted replies: no background reviews. BENCH_CONFIG adds YAML (to compare settings).
+    let extra = std::env::var("BENCH_CONFIG").unwrap_or_default();
+    home.use_fake_model(
+        &server,
+        &format!("memory:\n  nudge_interval: 0\nskills:\n  creation_nudge_interval: 0\n{extra}"),
+    );
     home.ctl_async(&["status"]).await.ok();
     let mut rows = Vec::new();
 
