@@ -102,10 +102,11 @@ pub async fn run(ctx: &Context, command: MemoryCommand) -> Result<(), CliError> 
     if ctx.json {
         output::json(&store_json(&store));
     } else {
+        let count = store.entries.len();
         output::line(format!(
-            "{}: {} entries, {}",
+            "{}: {count} {}, {}",
             file_name(&store),
-            store.entries.len(),
+            if count == 1 { "entry" } else { "entries" },
             usage(&store)
         ));
     }
