@@ -38,6 +38,33 @@ impl Daemon {
     pub fn skills(&self) -> SkillsClient<Channel> {
         SkillsClient::new(self.channel.clone())
     }
+
+    /// Attach to a session: send `hello` first, then return the sender for later frames and the
+    /// event stream (the replay, then live events).
+    pub async fn attach(
+        &self,
+        hello: pb::Hello,
+    ) -> Result<
+        (
+            tokio::sync::mpsc::Sender<pb::ClientFrame>,
+            tonic::Streaming<pb::SessionEvent>,
+        ),
+        CliError,
+    > {
+        let (frames, outbound) = tokio::sync::mpsc::channel(16);
+        frames
+            .send(pb::ClientFrame {
+                kind: Some(pb::client_frame::Kind::Hello(hello)),
+            })
+            .await
+            .map_err(|_| CliError::new("the connection to hermesd closed"))?;
+        let events = self
+            .sessions()
+            .attach(tokio_stream::wrappers::ReceiverStream::new(outbound))
+            .await?
+            .into_inner();
+        Ok((frames, events))
+    }
 }
 
 /// Connect without starting anything; `Ok(None)` when no daemon runs.

@@ -17,7 +17,6 @@ use std::{
 
 use hermes_proto::pb::{self, client_frame, session_event::Kind};
 use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
 
 use self::{
     line_input::{Line, LineInput, Printer},
@@ -40,7 +39,6 @@ struct Link {
 }
 
 async fn attach(daemon: &Daemon, session: &str, since: Option<u64>) -> Result<Link, CliError> {
-    let (frames, outbound) = mpsc::channel(16);
     let hello = pb::Hello {
         session_id: session.to_string(),
         since_seq: since.unwrap_or(0),
@@ -49,16 +47,7 @@ async fn attach(daemon: &Daemon, session: &str, since: Option<u64>) -> Result<Li
         client_name: CLIENT_NAME.into(),
         protocol_version: hermes_proto::PROTOCOL_VERSION,
     };
-    let _ = frames
-        .send(pb::ClientFrame {
-            kind: Some(client_frame::Kind::Hello(hello)),
-        })
-        .await;
-    let mut stream = daemon
-        .sessions()
-        .attach(ReceiverStream::new(outbound))
-        .await?
-        .into_inner();
+    let (frames, mut stream) = daemon.attach(hello).await?;
     let (tx, events) = mpsc::channel(256);
     tokio::spawn(async move {
         while let Ok(Some(event)) = stream.message().await {

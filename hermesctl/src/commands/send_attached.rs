@@ -6,8 +6,6 @@
 use std::io::Write;
 
 use hermes_proto::pb::{self, client_frame, session_event::Kind};
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
 
 use super::{events_json, send::SendArgs};
 use crate::{connection::Daemon, error::CliError};
@@ -85,7 +83,15 @@ pub async fn run(
         }
     }
     .ok_or_else(|| CliError::new("the daemon returned no session"))?;
-    let (frames, outbound) = mpsc::channel(16);
+    let (frames, mut events) = daemon
+        .attach(pb::Hello {
+            session_id: session.id.clone(),
+            since_seq: session.last_seq,
+            client_name: CLIENT_NAME.into(),
+            protocol_version: hermes_proto::PROTOCOL_VERSION,
+            ..pb::Hello::default()
+        })
+        .await?;
     let send = |kind| {
         let frames = frames.clone();
         async move {
@@ -95,18 +101,6 @@ pub async fn run(
                 .map_err(|_| CliError::new("the connection to hermesd closed"))
         }
     };
-    send(client_frame::Kind::Hello(pb::Hello {
-        session_id: session.id.clone(),
-        since_seq: session.last_seq,
-        client_name: CLIENT_NAME.into(),
-        protocol_version: hermes_proto::PROTOCOL_VERSION,
-        ..pb::Hello::default()
-    }))
-    .await?;
-    let mut events = sessions
-        .attach(ReceiverStream::new(outbound))
-        .await?
-        .into_inner();
     send(client_frame::Kind::UserInput(pb::UserInput {
         text: args.text.clone(),
         yolo: args.yolo,

@@ -9,7 +9,6 @@ use std::{
 
 use hermes_proto::pb::{self, client_frame, session_event::Kind};
 use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
 
 use super::events_json;
 use crate::{connection, context::Context, error::CliError};
@@ -96,7 +95,6 @@ pub async fn run(ctx: &Context, id: &str, read_only: bool) -> Result<(), CliErro
     let mut tries = 0;
     loop {
         let daemon = connection::connect(ctx).await?;
-        let (frames, outbound) = mpsc::channel(8);
         let hello = pb::Hello {
             session_id: id.to_string(),
             since_seq: last_seq.unwrap_or(0),
@@ -109,16 +107,7 @@ pub async fn run(ctx: &Context, id: &str, read_only: bool) -> Result<(), CliErro
             client_name: CLIENT_NAME.into(),
             protocol_version: hermes_proto::PROTOCOL_VERSION,
         };
-        let _ = frames
-            .send(pb::ClientFrame {
-                kind: Some(client_frame::Kind::Hello(hello)),
-            })
-            .await;
-        let mut events = daemon
-            .sessions()
-            .attach(ReceiverStream::new(outbound))
-            .await?
-            .into_inner();
+        let (frames, mut events) = daemon.attach(hello).await?;
         loop {
             let event = tokio::select! {
                 event = events.message() => event,

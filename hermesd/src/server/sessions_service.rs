@@ -141,15 +141,7 @@ impl pb::sessions_server::Sessions for SessionsService {
         let row = self
             .state
             .store
-            .write(move |tx| {
-                let row = store::resolve_conversation(tx, &id)?;
-                tx.execute(
-                    "UPDATE sessions SET title = ?1 WHERE id = ?2",
-                    rusqlite::params![title, row.id],
-                )
-                .map_err(store::StoreError::sql("rename session"))?;
-                store::resolve_conversation(tx, &row.id)
-            })
+            .write(move |tx| store::set_title(tx, &id, title.as_deref()))
             .await
             .map_err(convert::status)?;
         Ok(Response::new(pb::RenameSessionResponse {
@@ -169,15 +161,7 @@ impl pb::sessions_server::Sessions for SessionsService {
         let row = self
             .state
             .store
-            .write(move |tx| {
-                let row = store::resolve_conversation(tx, &id)?;
-                tx.execute(
-                    "UPDATE sessions SET busy_policy = ?1 WHERE id = ?2",
-                    rusqlite::params![policy.as_str(), row.id],
-                )
-                .map_err(store::StoreError::sql("set the busy policy"))?;
-                store::resolve_conversation(tx, &row.id)
-            })
+            .write(move |tx| store::set_busy_policy(tx, &id, policy.as_str()))
             .await
             .map_err(convert::status)?;
         Ok(Response::new(pb::SetBusyPolicyResponse {

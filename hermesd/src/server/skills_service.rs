@@ -54,10 +54,24 @@ impl SkillsService {
     }
 
     fn describe(&self, entry: &SkillEntry, record: Option<&SkillRecord>) -> pb::Skill {
+        self.describe_all(std::iter::once((entry, record)))
+            .pop()
+            .unwrap_or_default()
+    }
+
+    /// Describe many skills against one activation context (the toolbox is built once).
+    fn describe_all<'a>(
+        &self,
+        entries: impl Iterator<Item = (&'a SkillEntry, Option<&'a SkillRecord>)>,
+    ) -> Vec<pb::Skill> {
         let session = self.cli_session();
         let settings = self.state.tool_services.skills_settings();
         let activation = session.activation(&settings);
-        skill(entry, record, skills::activation(entry, &activation).err())
+        entries
+            .map(|(entry, record)| {
+                skill(entry, record, skills::activation(entry, &activation).err())
+            })
+            .collect()
     }
 }
 
@@ -104,11 +118,7 @@ impl pb::skills_server::Skills for SkillsService {
         } else {
             &view.visible
         };
-        let skills = catalog
-            .entries
-            .iter()
-            .map(|e| self.describe(e, view.record(e)))
-            .collect();
+        let skills = self.describe_all(catalog.entries.iter().map(|e| (e, view.record(e))));
         let problems = view
             .all
             .problems

@@ -25,7 +25,8 @@ pub use messages::{MessageRow, NewMessage, append_message, copy_messages, list_m
 pub use search::{MessageHit, fts_query, search_messages};
 pub use sessions::{
     Lineage, ListFilter, NewSession, SessionRow, delete_conversation, get_session, insert_session,
-    list_sessions, resolve_conversation, set_system_prompt, system_prompt,
+    list_sessions, resolve_conversation, set_busy_policy, set_system_prompt, set_title,
+    system_prompt,
 };
 pub use skill_records::{
     SkillRecord, delete_skill_record, put_skill_record, skill_record, skill_records,

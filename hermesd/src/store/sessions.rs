@@ -250,3 +250,47 @@ pub fn set_system_prompt(tx: &Transaction<'_>, id: &str, prompt: &str) -> Result
     .map_err(StoreError::sql("store system prompt"))?;
     Ok(())
 }
+
+/// Set one text column of a conversation's newest segment; returns the updated row.
+fn set_text(
+    tx: &Transaction<'_>,
+    id: &str,
+    sql: &str,
+    value: Option<&str>,
+    context: &'static str,
+) -> Result<SessionRow, StoreError> {
+    let row = resolve_conversation(tx, id)?;
+    tx.execute(sql, params![value, row.id])
+        .map_err(StoreError::sql(context))?;
+    resolve_conversation(tx, &row.id)
+}
+
+/// Rename a conversation (`None` clears the title).
+pub fn set_title(
+    tx: &Transaction<'_>,
+    id: &str,
+    title: Option<&str>,
+) -> Result<SessionRow, StoreError> {
+    set_text(
+        tx,
+        id,
+        "UPDATE sessions SET title = ?1 WHERE id = ?2",
+        title,
+        "rename session",
+    )
+}
+
+/// What a conversation does with input that arrives during a turn.
+pub fn set_busy_policy(
+    tx: &Transaction<'_>,
+    id: &str,
+    policy: &str,
+) -> Result<SessionRow, StoreError> {
+    set_text(
+        tx,
+        id,
+        "UPDATE sessions SET busy_policy = ?1 WHERE id = ?2",
+        Some(policy),
+        "set the busy policy",
+    )
+}
