@@ -190,7 +190,7 @@ impl pb::skills_server::Skills for SkillsService {
         let request = request.into_inner();
         let source = PathBuf::from(&request.source);
         let view = self.view().await?;
-        let home_skills = self.roots()[0].clone();
+        let home_skills = skills::SkillsSettings::home_root(&self.state.home.dir);
         let category = request.category.trim().to_string();
         let (name, target) = tokio::task::spawn_blocking(move || {
             let name = skill_name(&source)?;

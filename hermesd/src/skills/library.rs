@@ -306,7 +306,10 @@ impl SkillsLibrary {
                     })
                     .contains(name)
             };
-            super::bundled::sync(&roots[0], &name_taken, &|dir| Ok(skill_digest(dir)))
+            let Some(home_root) = roots.first() else {
+                return Ok(super::bundled::SyncReport::default());
+            };
+            super::bundled::sync(home_root, &name_taken, &|dir| Ok(skill_digest(dir)))
         })
         .await
         .map_err(|e| format!("the bundled skills sync stopped: {e}"))?

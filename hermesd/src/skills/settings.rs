@@ -47,9 +47,14 @@ impl SkillsSettings {
         }
     }
 
+    /// Where new skills go: `HERMES_HOME/skills`, the first root.
+    pub fn home_root(hermes_home: &Path) -> PathBuf {
+        hermes_home.join("skills")
+    }
+
     /// Every skills root, `HERMES_HOME/skills` first.
     pub fn roots(&self, hermes_home: &Path) -> Vec<PathBuf> {
-        let mut roots = vec![hermes_home.join("skills")];
+        let mut roots = vec![Self::home_root(hermes_home)];
         for dir in &self.external_dirs {
             if !roots.contains(dir) {
                 roots.push(dir.clone());

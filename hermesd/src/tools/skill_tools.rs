@@ -3,14 +3,14 @@
 //! agent writes is recorded as its own (trusted, and the only skills a background review may
 //! change).
 
-use std::{collections::HashMap, path::PathBuf, sync::Arc};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError};
 use crate::skills::{
-    self, SkillsView,
+    self, SkillsSettings, SkillsView,
     manage::{Caller, ManageRoots, SkillAction},
 };
 
@@ -130,15 +130,11 @@ impl Tool for SkillManageTool {
         } else {
             Caller::Agent
         };
-        let agent_dirs: HashMap<PathBuf, bool> = view
-            .records
-            .iter()
-            .map(|(dir, r)| (dir.clone(), r.origin == "agent"))
-            .collect();
+        let home_skills = SkillsSettings::home_root(&ctx.services.hermes_home);
         let outcome = tokio::task::spawn_blocking(move || {
-            let may_modify = |dir: &std::path::Path| agent_dirs.get(dir).copied().unwrap_or(false);
+            let may_modify = |dir: &std::path::Path| view.agent_created(dir);
             let manage_roots = ManageRoots {
-                home_skills: &roots[0],
+                home_skills: &home_skills,
                 roots: &roots,
             };
             skills::manage::skill_manage(&args, &manage_roots, caller, &may_modify)
