@@ -70,6 +70,9 @@ pub enum Command {
     /// List, show and remove sessions; set what input during a turn does.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// Bring history from elsewhere (a Python Hermes home).
+    #[command(subcommand)]
+    Import(ImportCommand),
     /// What the agent remembers: MEMORY.md (its notes) and USER.md (the user profile).
     #[command(subcommand)]
     Memory(MemoryCommand),
@@ -134,6 +137,93 @@ pub enum SessionsCommand {
         id: String,
         #[arg(value_parser = ["queue", "steer", "interrupt"])]
         policy: String,
+    },
+    /// Search every conversation (words, "a phrase", prefix*, AND / OR / NOT; any script,
+    /// Chinese, Japanese and Korean by substring).
+    Search {
+        query: String,
+        /// At most this many conversations.
+        #[arg(long, default_value_t = 10)]
+        limit: u32,
+        /// Only this source (cli, telegram, cron, …).
+        #[arg(long, value_name = "SOURCE")]
+        source: Option<String>,
+        /// Only messages by user or assistant.
+        #[arg(long, value_parser = ["user", "assistant", "tool"])]
+        role: Option<String>,
+        /// Only messages since this date (YYYY-MM-DD, RFC 3339) or age (7d, 12h).
+        #[arg(long, value_name = "WHEN")]
+        since: Option<String>,
+        /// Only messages before this date or age.
+        #[arg(long, value_name = "WHEN")]
+        until: Option<String>,
+        /// Rank every match instead of the newest ones (slower for very common words).
+        #[arg(long)]
+        all_matches: bool,
+    },
+    /// Print a whole conversation (every segment) as Markdown or Hermes JSONL.
+    Export {
+        /// Session id or title.
+        id: String,
+        #[arg(long, default_value = "md", value_parser = ["md", "jsonl"])]
+        format: String,
+    },
+    /// Show a conversation's title, or set it.
+    Title {
+        /// Session id or title.
+        id: String,
+        /// The new title; "" clears it.
+        title: Option<String>,
+    },
+    /// Start a new conversation as a copy of this one, up to a message.
+    Branch {
+        /// Session id or title.
+        id: String,
+        /// Copy up to and including this message id (see `sessions show`); default: all.
+        #[arg(long, value_name = "MESSAGE_ID")]
+        at: Option<u64>,
+        #[arg(long)]
+        title: Option<String>,
+    },
+    /// Remove the last exchange (the last user message and everything after it).
+    Undo {
+        /// Session id or title.
+        id: String,
+    },
+    /// Remove the last exchange and send its user message again.
+    Retry {
+        /// Session id or title.
+        id: String,
+    },
+    /// Open a conversation in the chat client, by id or title.
+    Resume {
+        /// Session id or title.
+        id: String,
+    },
+    /// Summarise the middle of a conversation now, to make room in the model's context.
+    Compress {
+        /// Session id or title.
+        id: String,
+    },
+    /// Delete conversations with no activity for a while.
+    Prune {
+        /// Age, e.g. 30d (days), 12w (weeks); default: sessions.retention_days (90).
+        #[arg(long, value_name = "AGE")]
+        older_than: Option<String>,
+        /// Only say how many would go.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// Bring sessions, messages and titles from a Python Hermes home's state.db (read-only;
+    /// running it again adds only what is new).
+    Hermes {
+        /// The Python Hermes home; default: this home.
+        #[arg(long, value_name = "PATH")]
+        home: Option<PathBuf>,
     },
 }
 

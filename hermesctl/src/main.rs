@@ -15,7 +15,7 @@ use std::{io::Write, process::ExitCode};
 use clap::Parser;
 
 use crate::{
-    cli::{Cli, Command},
+    cli::{Cli, Command, SessionsCommand},
     context::Context,
     error::CliError,
 };
@@ -69,7 +69,9 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Attach { id, read_only } => commands::watch::run(&ctx, &id, read_only).await,
         Command::Daemon(command) => commands::daemon::run(&ctx, command).await,
         Command::Model(command) => commands::model::run(&ctx, command).await,
+        Command::Sessions(SessionsCommand::Resume { id }) => chat::run(&ctx, Some(id), false).await,
         Command::Sessions(command) => commands::sessions::run(&ctx, command).await,
+        Command::Import(command) => commands::import::run(&ctx, command).await,
         Command::Config(command) => commands::config::run(&ctx, command).await,
         Command::Memory(command) => commands::memory::run(&ctx, command).await,
         Command::Skills(command) => commands::skills::run(&ctx, command).await,

@@ -5,10 +5,12 @@ pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod exec;
+pub mod export;
 pub mod guard;
 pub mod ids;
 pub mod llm;
 pub mod logging;
+pub mod maintenance;
 pub mod memory;
 pub mod server;
 pub mod skills;
@@ -41,6 +43,7 @@ pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), Serv
     let services = Arc::clone(&state.tool_services);
     tokio::spawn(async move { services.refresh_login_env().await });
     tokio::spawn(agent::evict_idle_sessions(Arc::clone(&state)));
+    tokio::spawn(maintenance::auto_prune(Arc::clone(&state)));
     let served = serving.await;
     let killed = state.tool_services.processes.kill_all().await;
     if killed > 0 {

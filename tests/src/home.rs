@@ -49,14 +49,37 @@ impl TestHome {
         std::fs::write(path, text).expect("write file");
     }
 
-    /// Point this home's model at a fake server (OpenAI format), plus `extra` YAML.
+    /// Point this home's model at a fake server (OpenAI format), plus `extra` YAML. Like Python
+    /// Hermes' test config, automatic compression and title generation are off unless `extra`
+    /// sets `compression.enabled` or `auxiliary.title_generation.enabled`: they would send the
+    /// fake model requests a test did not script.
     pub fn use_fake_model(&self, server: &crate::fake_llm::FakeLlm, extra: &str) {
+        let mut tree: serde_yaml::Value = serde_yaml::from_str(&format!(
+            "model:\n  provider: custom\n  default: fake-model\n  base_url: {}\n  api_key: sk-test\n{extra}",
+            server.openai_base()
+        ))
+        .expect("the test's extra config is valid YAML");
+        for (section, key) in [
+            ("compression", None),
+            ("auxiliary", Some("title_generation")),
+        ] {
+            let mut node = &mut tree;
+            for name in [Some(section), key].into_iter().flatten() {
+                let map = node
+                    .as_mapping_mut()
+                    .expect("a config section is a mapping");
+                node = map
+                    .entry(name.into())
+                    .or_insert_with(|| serde_yaml::Mapping::new().into());
+            }
+            let map = node
+                .as_mapping_mut()
+                .expect("a config section is a mapping");
+            map.entry("enabled".into()).or_insert(false.into());
+        }
         self.write(
             "config.yaml",
-            &format!(
-                "model:\n  provider: custom\n  default: fake-model\n  base_url: {}\n  api_key: sk-test\n{extra}",
-                server.openai_base()
-            ),
+            &serde_yaml::to_string(&tree).expect("serialise the test config"),
         );
     }
 

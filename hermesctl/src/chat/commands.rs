@@ -27,8 +27,7 @@ impl Chat {
             Slash::Stop => send(link, client_frame::Kind::Interrupt(pb::InterruptTurn {})).await,
             Slash::New => {
                 self.session = resolve_session(daemon, None, false).await?;
-                *link = attach(daemon, &self.session.id, None).await?;
-                self.last_seq = None;
+                self.switch(daemon, link).await?;
                 println!("new session {}", self.session.id);
             }
             Slash::Sessions => {
@@ -93,6 +92,75 @@ impl Chat {
                     disabled.map_or("none".into(), |v| yaml_line(&v))
                 );
             }
+            Slash::Title(title) => self.title(daemon, title).await?,
+            Slash::Branch(title) => {
+                let branch = sessions
+                    .branch(pb::BranchSessionRequest {
+                        id: self.session.id.clone(),
+                        up_to_message_id: 0,
+                        title: title.unwrap_or_default(),
+                    })
+                    .await?
+                    .into_inner()
+                    .session
+                    .ok_or_else(|| CliError::new("hermesd returned no session"))?;
+                let from = std::mem::replace(&mut self.session, branch);
+                self.switch(daemon, link).await?;
+                println!(
+                    "branched: now in {} (a copy of {}, which stays as it was)",
+                    self.session.id, from.id
+                );
+            }
+            Slash::Undo => {
+                let undone = sessions
+                    .undo(pb::UndoSessionRequest {
+                        id: self.session.id.clone(),
+                    })
+                    .await?
+                    .into_inner();
+                println!(
+                    "removed the last exchange ({} messages)",
+                    undone.removed_messages
+                );
+            }
+            Slash::Retry => {
+                let undone = sessions
+                    .undo(pb::UndoSessionRequest {
+                        id: self.session.id.clone(),
+                    })
+                    .await?
+                    .into_inner();
+                println!("retrying: {}", undone.user_text);
+                // Sent by the main loop, as if typed again.
+                self.unsent = Some(undone.user_text);
+            }
+            Slash::Resume(None) => println!("/resume ID|TITLE — see /sessions"),
+            Slash::Resume(Some(wanted)) => {
+                self.session = resolve_session(daemon, Some(wanted), false).await?;
+                self.switch(daemon, link).await?;
+                println!(
+                    "resumed {} {}",
+                    self.session.id,
+                    if self.session.title.is_empty() {
+                        String::new()
+                    } else {
+                        format!("({})", self.session.title)
+                    }
+                );
+            }
+            Slash::Compress => {
+                println!("compressing…");
+                let done = sessions
+                    .compress(pb::CompressSessionRequest {
+                        id: self.session.id.clone(),
+                    })
+                    .await?
+                    .into_inner();
+                println!(
+                    "compressed: ~{} → ~{} tokens (segment {})",
+                    done.tokens_before, done.tokens_after, done.new_segment_id
+                );
+            }
             Slash::Busy(policy) => {
                 let busy = match policy.as_deref() {
                     Some("queue") => pb::BusyPolicy::Queue,
@@ -121,6 +189,50 @@ impl Chat {
             }
         }
         Ok(Next::Continue)
+    }
+}
+
+impl Chat {
+    /// Attach to `self.session` instead of the session shown so far.
+    async fn switch(&mut self, daemon: &Daemon, link: &mut Link) -> Result<(), CliError> {
+        *link = attach(daemon, &self.session.id, None).await?;
+        self.last_seq = None;
+        Ok(())
+    }
+
+    async fn title(&mut self, daemon: &Daemon, title: Option<String>) -> Result<(), CliError> {
+        let mut sessions = daemon.sessions();
+        let session = match title {
+            Some(title) => {
+                sessions
+                    .rename(pb::RenameSessionRequest {
+                        id: self.session.id.clone(),
+                        title,
+                    })
+                    .await?
+                    .into_inner()
+                    .session
+            }
+            None => {
+                sessions
+                    .get(pb::GetSessionRequest {
+                        id: self.session.id.clone(),
+                        include_messages: false,
+                    })
+                    .await?
+                    .into_inner()
+                    .session
+            }
+        };
+        if let Some(session) = session {
+            self.session = session;
+        }
+        if self.session.title.is_empty() {
+            println!("(untitled) — /title TEXT sets one");
+        } else {
+            println!("title: {}", self.session.title);
+        }
+        Ok(())
     }
 }
 

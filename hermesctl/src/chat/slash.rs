@@ -13,6 +13,14 @@ pub enum Slash {
     Stop,
     Usage,
     Verbose,
+    /// Show the title, or set it to the rest of the line.
+    Title(Option<String>),
+    /// Copy the conversation into a new one and continue there (optional title).
+    Branch(Option<String>),
+    Undo,
+    Retry,
+    Resume(Option<String>),
+    Compress,
     Detach,
     Quit,
 }
@@ -32,6 +40,20 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("stop", "", "interrupt the running turn"),
     ("usage", "", "tokens and cost of this session"),
     ("verbose", "", "show or hide reasoning and tool details"),
+    ("title", "[text]", "show the session's title, or set it"),
+    (
+        "branch",
+        "[title]",
+        "copy this conversation and continue in the copy",
+    ),
+    ("undo", "", "remove the last exchange"),
+    (
+        "retry",
+        "",
+        "remove the last exchange and send its message again",
+    ),
+    ("resume", "ID|TITLE", "switch to another session"),
+    ("compress", "", "summarise older turns now to free context"),
     ("detach", "", "leave; the session goes on (also Ctrl-D)"),
     ("quit", "", "leave the client"),
 ];
@@ -44,6 +66,11 @@ pub fn parse(line: &str) -> Result<Option<Slash>, String> {
     let mut words = rest.split_whitespace();
     let name = words.next().unwrap_or("").to_lowercase();
     let arg = words.next().map(str::to_string);
+    let rest_of_line = rest
+        .trim_start()
+        .split_once(char::is_whitespace)
+        .map(|(_, tail)| tail.trim().to_string())
+        .filter(|tail| !tail.is_empty());
     Ok(Some(match name.as_str() {
         "help" | "?" => Slash::Help,
         "new" => Slash::New,
@@ -54,6 +81,12 @@ pub fn parse(line: &str) -> Result<Option<Slash>, String> {
         "stop" => Slash::Stop,
         "usage" => Slash::Usage,
         "verbose" => Slash::Verbose,
+        "title" => Slash::Title(rest_of_line),
+        "branch" | "fork" => Slash::Branch(rest_of_line),
+        "undo" => Slash::Undo,
+        "retry" => Slash::Retry,
+        "resume" => Slash::Resume(rest_of_line),
+        "compress" | "compact" => Slash::Compress,
         "detach" => Slash::Detach,
         "quit" | "exit" => Slash::Quit,
         other => return Err(unknown(other)),
@@ -113,6 +146,19 @@ mod tests {
     #[test]
     fn commands_parse_and_typos_get_a_suggestion() {
         assert_eq!(parse("hello"), Ok(None));
+        assert_eq!(
+            parse("/busy steer"),
+            Ok(Some(Slash::Busy(Some("steer".into()))))
+        );
+        assert_eq!(
+            parse("/title  Deploy the web server "),
+            Ok(Some(Slash::Title(Some("Deploy the web server".into()))))
+        );
+        assert_eq!(parse("/title"), Ok(Some(Slash::Title(None))));
+        assert_eq!(
+            parse("/resume my notes"),
+            Ok(Some(Slash::Resume(Some("my notes".into()))))
+        );
         assert_eq!(
             parse("/busy steer"),
             Ok(Some(Slash::Busy(Some("steer".into()))))

@@ -4,6 +4,8 @@ pub mod config;
 pub mod daemon;
 pub mod docs;
 pub mod events_json;
+pub mod history;
+pub mod import;
 pub mod memory;
 pub mod model;
 pub mod send;

@@ -1,4 +1,4 @@
-//! `hermesctl sessions list|show|rm`.
+//! `hermesctl sessions list|show|rm|busy`; the history commands are in `history.rs`.
 
 use hermes_proto::pb;
 use serde_json::{Value, json};
@@ -83,6 +83,7 @@ pub async fn run(ctx: &Context, command: SessionsCommand) -> Result<(), CliError
                 ));
             }
         }
+        history => super::history::run(ctx, &daemon, history).await?,
     }
     Ok(())
 }

@@ -21,7 +21,7 @@ use crate::{
 impl Turn {
     fn context(&self, call: &ToolCall) -> ToolContext {
         ToolContext {
-            session_id: self.session_id.clone(),
+            session_id: self.session_id(),
             call_id: call.id.clone(),
             cwd: self.cwd.clone(),
             cancel: self.cancel.clone(),

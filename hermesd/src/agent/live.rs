@@ -35,7 +35,8 @@ struct RunState {
 
 /// One session in memory.
 pub struct LiveSession {
-    pub id: String,
+    /// The conversation's newest segment: where its messages and events are stored.
+    segment: Mutex<String>,
     outbox: Arc<Outbox>,
     emit: mpsc::UnboundedSender<Emit>,
     /// Held by the running turn: turns of a session run one at a time, in arrival order.
@@ -52,11 +53,15 @@ pub struct LiveSession {
     idle_since: Mutex<Option<Instant>>,
     /// The learning loop's counters (see `review`).
     pub learning: Mutex<super::review::LearningCounters>,
+    /// Until when automatic compression skips the summary model after it failed.
+    pub compression_cooldown: Mutex<Option<Instant>>,
 }
 
 impl std::fmt::Debug for LiveSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LiveSession").field("id", &self.id).finish()
+        f.debug_struct("LiveSession")
+            .field("id", &self.id())
+            .finish()
     }
 }
 
@@ -72,7 +77,7 @@ impl LiveSession {
             inbox,
         ));
         Arc::new(Self {
-            id,
+            segment: Mutex::new(id),
             outbox,
             emit,
             turn_lock: tokio::sync::Mutex::new(()),
@@ -84,7 +89,25 @@ impl LiveSession {
             clients: AtomicUsize::new(0),
             idle_since: Mutex::new(None),
             learning: Mutex::new(super::review::LearningCounters::default()),
+            compression_cooldown: Mutex::new(None),
         })
+    }
+
+    /// The id of the conversation's newest segment.
+    pub fn id(&self) -> String {
+        self.segment
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_else(|poisoned| poisoned.into_inner().clone())
+    }
+
+    /// The conversation continues in segment `id` (after compression): events queued from now on
+    /// are stored there, after the ones queued before.
+    fn continue_in(&self, id: &str) {
+        let _ = self.emit.send(Emit::Segment(id.to_string()));
+        if let Ok(mut segment) = self.segment.lock() {
+            *segment = id.to_string();
+        }
     }
 
     /// Live events from now on, and the text the current model call streamed before them.
@@ -312,6 +335,18 @@ impl LiveSessions {
             *idle = None;
         }
         live
+    }
+
+    /// The conversation of live session `live` continues in segment `id`: it is found under
+    /// that id from now on, and stores its events there.
+    pub fn continue_in(&self, live: &Arc<LiveSession>, id: &str) {
+        let mut map = match self.map.lock() {
+            Ok(map) => map,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        map.remove(&live.id());
+        live.continue_in(id);
+        map.insert(id.to_string(), Arc::clone(live));
     }
 
     pub fn get(&self, id: &str) -> Option<Arc<LiveSession>> {

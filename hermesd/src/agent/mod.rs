@@ -1,7 +1,10 @@
 //! The agent: sessions loaded live, the turn loop, the system prompt and its layers, the loop
 //! guard, orphan repair, and the port through which tools reach the user.
 
+mod auxiliary;
 mod batch;
+mod compaction;
+mod compress;
 mod context_files;
 mod history;
 mod identity;
@@ -17,8 +20,11 @@ mod review_prompts;
 mod session;
 mod session_prompt;
 mod settings;
+mod title;
 mod turn;
 
+pub use compaction::{CompressError, compress_conversation};
+pub use history::parse_tool_calls;
 pub use live::{Answer, ClientGuard, InteractiveGuard, LiveSession, LiveSessions, Partial};
 pub use review::REVIEW_SOURCE;
 pub use session::{

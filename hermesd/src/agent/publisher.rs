@@ -29,6 +29,8 @@ pub(super) enum Emit {
         make: PersistFn,
         reply: oneshot::Sender<Result<i64, StoreError>>,
     },
+    /// The conversation goes on in a new segment (compression): later events are stored there.
+    Segment(String),
 }
 
 /// A queued durable event; dropping it does not cancel the write.
@@ -175,7 +177,7 @@ type Reply = oneshot::Sender<Result<i64, StoreError>>;
 /// The publisher: numbers events in arrival order, stores durable ones (consecutive ones in one
 /// transaction), then broadcasts them in order.
 pub(super) async fn publish(
-    session_id: String,
+    mut session_id: String,
     mut last_seq: u64,
     store: Store,
     outbox: Arc<Outbox>,
@@ -185,6 +187,7 @@ pub(super) async fn publish(
         let mut items: Vec<(u64, String, PersistFn)> = Vec::new();
         let mut replies: Vec<Reply> = Vec::new();
         let mut transient_after = None;
+        let mut segment_after = None;
         let mut next = Some(first);
         while let Some(emit) = next.take() {
             match emit {
@@ -201,6 +204,7 @@ pub(super) async fn publish(
                     }
                 }
                 Emit::Transient { turn_id, kind } => transient_after = Some((turn_id, kind)),
+                Emit::Segment(id) => segment_after = Some(id),
             }
         }
         if !items.is_empty() {
@@ -209,6 +213,9 @@ pub(super) async fn publish(
         if let Some((turn_id, kind)) = transient_after {
             last_seq += 1;
             outbox.send(stamp(&session_id, last_seq, turn_id, kind));
+        }
+        if let Some(id) = segment_after {
+            session_id = id;
         }
     }
 }

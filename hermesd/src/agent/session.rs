@@ -6,12 +6,13 @@ use std::{path::PathBuf, sync::Arc};
 use tokio::task::JoinHandle;
 
 use super::{
+    compaction::CompactionSettings,
     live::LiveSession,
     port::{self, ApprovalPolicy, LivePort},
     review,
     session_prompt::system_prompt,
     settings::TurnSettings,
-    turn::{Turn, TurnOutcome},
+    turn::{Turn, TurnEnd, TurnOutcome},
 };
 use crate::{
     ids,
@@ -191,7 +192,7 @@ pub fn spawn_turn(
             let _turn = live.turn_lock.lock().await;
             run(&state, &live, &session.id, chain, &input).await
         };
-        let id = live.id.clone();
+        let id = live.id();
         drop(live);
         state.live.release(&id);
         result
@@ -340,10 +341,20 @@ async fn run(
         background_review: reviewing,
         skills: session_skills,
     });
+    let context_length = match chain.endpoints.first() {
+        Some(endpoint) => {
+            state
+                .model_metadata
+                .context_length(&chain.client, endpoint, llm::context_override(&config.tree))
+                .await
+                .0
+        }
+        None => llm::CONTEXT_FLOOR,
+    };
     let turn = Turn {
         state: Arc::clone(state),
         live: Arc::clone(live),
-        session_id: session.id.clone(),
+        segment: std::sync::Mutex::new(session.id.clone()),
         turn_id: turn_id.clone(),
         cancel,
         chain,
@@ -353,11 +364,18 @@ async fn run(
         cwd,
         port,
         tool_settings,
+        compaction: CompactionSettings::from_config(&config.tree),
+        context_length,
         writes: std::sync::Mutex::new(Vec::new()),
     };
     let outcome = turn.drive(&input.text, &input.source_client).await;
     if let Ok(done) = &outcome {
         review::after_turn(state, live, &session, done, &tool_names);
+        let first_exchange = session.message_count == 0 && session.title.is_none();
+        if first_exchange && done.end == TurnEnd::Finished && !reviewing && session.source != "cron"
+        {
+            super::title::after_turn(state, live, &input.text, &done.answer);
+        }
     }
     if let Err(e) = &outcome {
         // The store failed mid-turn: clients still learn that the turn is over.

@@ -9,6 +9,8 @@ use hermes_proto::pb::{self, session_event::Kind};
 use tokio_util::sync::CancellationToken;
 
 use super::{
+    compaction::{self, CompactionSettings, Compactor, Trigger},
+    compress::{self, TokenMeter},
     history,
     live::{LiveSession, PendingWrite},
     loop_guard::LoopGuard,
@@ -60,7 +62,8 @@ pub struct TurnOutcome {
 pub(super) struct Turn {
     pub state: Arc<DaemonState>,
     pub live: Arc<LiveSession>,
-    pub session_id: String,
+    /// The conversation's newest segment: changes when the context is compressed mid-turn.
+    pub segment: std::sync::Mutex<String>,
     pub turn_id: String,
     pub cancel: CancellationToken,
     pub chain: Chain,
@@ -70,6 +73,9 @@ pub(super) struct Turn {
     pub cwd: PathBuf,
     pub port: Arc<LivePort>,
     pub tool_settings: Arc<ToolSettings>,
+    pub compaction: CompactionSettings,
+    /// The answering model's context window, in tokens.
+    pub context_length: u64,
     /// Writes queued but not yet confirmed: the loop goes on while they are stored (in order,
     /// before their events are published) and the turn waits for all of them before it ends.
     pub writes: std::sync::Mutex<Vec<PendingWrite>>,
@@ -78,6 +84,8 @@ pub(super) struct Turn {
 /// Why the loop stopped early.
 enum Stop {
     Interrupted,
+    /// The request is too large for the model: compress and try again.
+    TooLarge(LlmError),
     Failed(TurnEnd),
 }
 
@@ -155,7 +163,7 @@ impl Turn {
         )
         .wait()
         .await?;
-        let session = self.session_id.clone();
+        let session = self.session_id();
         let rows = self
             .state
             .store
@@ -175,7 +183,7 @@ impl Turn {
         };
         self.finish(&end, &answer, &tally).await?;
         Ok(TurnOutcome {
-            session_id: self.session_id.clone(),
+            session_id: self.session_id(),
             answer,
             usage: tally.usage,
             cost_usd: tally.cost_usd,
@@ -195,6 +203,7 @@ impl Turn {
     ) -> Result<TurnEnd, StoreError> {
         let mut guard = LoopGuard::new(self.settings.loop_guard);
         let max = self.settings.max_iterations;
+        let mut meter = TokenMeter::new();
         loop {
             if self.cancel.is_cancelled() {
                 return Ok(TurnEnd::Interrupted);
@@ -202,10 +211,12 @@ impl Turn {
             self.take_steered(messages)?;
             let grace = tally.iterations >= max;
             let began = std::time::Instant::now();
-            let completion = match self.call_model(messages, grace, tally).await {
+            let completion = match self
+                .call_with_room(messages, grace, tally, &mut meter)
+                .await?
+            {
                 Ok(c) => c,
-                Err(Stop::Interrupted) => return Ok(TurnEnd::Interrupted),
-                Err(Stop::Failed(end)) => return Ok(end),
+                Err(end) => return Ok(end),
             };
             let model_time = began.elapsed();
             let calls = if grace {
@@ -242,7 +253,7 @@ impl Turn {
             let tool_time = tally.tool_time - tools_before;
             let overhead = began.elapsed().saturating_sub(model_time + tool_time);
             tracing::debug!(
-                session = %self.session_id,
+                session = %self.session_id(),
                 iteration = tally.iterations,
                 model_us = model_time.as_micros() as u64,
                 tools_us = tool_time.as_micros() as u64,
@@ -252,6 +263,125 @@ impl Turn {
             if let Some(stop) = stop {
                 return Ok(stop);
             }
+        }
+    }
+
+    /// The conversation's newest segment.
+    pub(super) fn session_id(&self) -> String {
+        self.segment
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_else(|poisoned| poisoned.into_inner().clone())
+    }
+
+    /// One model call with the context kept under the model's window: compress first when the
+    /// estimate passes the threshold, and again when the provider says the request is too
+    /// large — at most [`compaction::MAX_PASSES`] compressions for this request.
+    async fn call_with_room(
+        &self,
+        messages: &mut Vec<ChatMessage>,
+        grace: bool,
+        tally: &mut Tally,
+        meter: &mut TokenMeter,
+    ) -> Result<Result<Completion, TurnEnd>, StoreError> {
+        let tools = if grace {
+            &[][..]
+        } else {
+            self.toolbox.schemas()
+        };
+        let mut passes = 0;
+        loop {
+            let raw = compress::estimate_request(&self.system, tools, messages);
+            let compactor = self.compactor();
+            if passes < compaction::MAX_PASSES && compactor.over_threshold(meter.estimate(raw)) {
+                passes += 1;
+                if self.compress_into(messages, Trigger::Size).await? {
+                    continue;
+                }
+            }
+            match self.call_model(messages, grace, tally).await {
+                Ok(completion) => {
+                    meter.observe(raw, self.prompt_tokens(&completion));
+                    return Ok(Ok(completion));
+                }
+                Err(Stop::Interrupted) => return Ok(Err(TurnEnd::Interrupted)),
+                Err(Stop::Failed(end)) => return Ok(Err(end)),
+                Err(Stop::TooLarge(e)) => {
+                    self.learn_limit(&e, compress::estimate_request(&self.system, tools, &[]));
+                    passes += 1;
+                    if passes > compaction::MAX_PASSES
+                        || !self.compress_into(messages, Trigger::Overflow).await?
+                    {
+                        return Ok(Err(model_failure(&e)));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Prompt tokens the provider counted for a call (Anthropic reports cached ones apart).
+    fn prompt_tokens(&self, completion: &Completion) -> u64 {
+        let u = &completion.usage;
+        let anthropic = self.chain.endpoints.iter().any(|e| {
+            e.label() == completion.answered_by && e.api_mode == llm::ApiMode::AnthropicMessages
+        });
+        if anthropic {
+            u.input_tokens + u.cache_read_tokens + u.cache_write_tokens
+        } else {
+            u.input_tokens
+        }
+    }
+
+    fn compactor(&self) -> Compactor<'_> {
+        Compactor {
+            state: &self.state,
+            live: &self.live,
+            settings: self.compaction,
+            context_length: self.context_length,
+            cancel: &self.cancel,
+            turn_id: &self.turn_id,
+        }
+    }
+
+    /// Compress the context into a new segment and go on there; false when nothing changed.
+    async fn compress_into(
+        &self,
+        messages: &mut Vec<ChatMessage>,
+        trigger: Trigger,
+    ) -> Result<bool, StoreError> {
+        self.flush_writes().await?;
+        let segment = self.session_id();
+        let Some(done) = self
+            .compactor()
+            .compact(&segment, messages, trigger)
+            .await?
+        else {
+            return Ok(false);
+        };
+        if let Ok(mut current) = self.segment.lock() {
+            current.clone_from(&done.segment_id);
+        }
+        *messages = done.messages;
+        Ok(true)
+    }
+
+    /// A context limit the provider stated in its error, remembered for this model when it is
+    /// plausible (smaller than known, larger than the request's fixed part).
+    fn learn_limit(&self, e: &LlmError, fixed_part: u64) {
+        let Some(stated) = compaction::stated_limit(&e.message) else {
+            return;
+        };
+        let Some(endpoint) = self
+            .chain
+            .endpoints
+            .iter()
+            .find(|ep| ep.label() == e.provider)
+        else {
+            return;
+        };
+        if compaction::plausible_limit(stated, self.context_length, fixed_part) {
+            self.state.model_metadata.learn(endpoint, stated);
+            tracing::info!(model = %e.provider, tokens = stated, "context length learned from an overflow error");
         }
     }
 
@@ -356,7 +486,13 @@ impl Turn {
             () = self.cancel.cancelled() => return Err(Stop::Interrupted),
             result = self.chain.complete(&request, &mut sink, &mut notice) => result,
         }
-        .map_err(|e| Stop::Failed(model_failure(&e)))?;
+        .map_err(|e| {
+            if e.class.needs_compression() {
+                Stop::TooLarge(e)
+            } else {
+                Stop::Failed(model_failure(&e))
+            }
+        })?;
         tally.usage.add(&completion.usage);
         let priced = self
             .chain
@@ -412,7 +548,7 @@ impl Turn {
         message: NewMessage,
         event: impl FnOnce(i64) -> Kind + Send + 'static,
     ) -> PendingWrite {
-        let session = self.session_id.clone();
+        let session = self.session_id();
         self.live.queue_durable(
             &self.turn_id,
             Box::new(move |tx| {
@@ -458,7 +594,7 @@ impl Turn {
     }
 
     /// Wait for every queued write.
-    async fn flush_writes(&self) -> Result<(), StoreError> {
+    pub(super) async fn flush_writes(&self) -> Result<(), StoreError> {
         let pending: Vec<PendingWrite> = match self.writes.lock() {
             Ok(mut writes) => writes.drain(..).collect(),
             Err(_) => Vec::new(),
@@ -499,7 +635,7 @@ impl Turn {
                 hint: hint.clone(),
             }),
         };
-        let session = self.session_id.clone();
+        let session = self.session_id();
         let model = Some(tally.answered_by.clone()).filter(|m| !m.is_empty());
         let cost = tally.cost_usd;
         self.live

@@ -20,6 +20,8 @@ pub enum ContextSource {
     Endpoint,
     Catalog,
     Floor,
+    /// Stated by the provider in an overflow error.
+    Learned,
 }
 
 impl ContextSource {
@@ -29,6 +31,7 @@ impl ContextSource {
             Self::Endpoint => "endpoint",
             Self::Catalog => "table",
             Self::Floor => "floor",
+            Self::Learned => "provider error",
         }
     }
 }
@@ -65,6 +68,18 @@ impl MetadataCache {
             known.insert(key, found);
         }
         found
+    }
+}
+
+impl MetadataCache {
+    /// Remember a context length the provider stated (in an overflow error) for `endpoint`.
+    pub fn learn(&self, endpoint: &Endpoint, tokens: u64) {
+        if let Ok(mut known) = self.known.lock() {
+            known.insert(
+                (endpoint.base_url.clone(), endpoint.model.clone()),
+                (tokens, ContextSource::Learned),
+            );
+        }
     }
 }
 

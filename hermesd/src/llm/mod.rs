@@ -24,7 +24,8 @@ pub use error::{ErrorClass, LlmError};
 pub use metadata::{ContextSource, MetadataCache};
 pub use provider::{AnthropicMessages, OpenAiChat, Provider, for_endpoint};
 pub use settings::{
-    HOW_TO_CONFIGURE, SettingsError, Timing, context_override, endpoints, key_env, timing,
+    HOW_TO_CONFIGURE, SettingsError, Timing, auxiliary_endpoint, auxiliary_timeout,
+    context_override, endpoints, key_env, timing,
 };
 pub use types::{
     ChatMessage, ChatRequest, Completion, EventSink, Role, StreamEvent, ToolCall, ToolSchema, Usage,

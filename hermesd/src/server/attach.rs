@@ -34,7 +34,7 @@ struct Lease {
 impl Drop for Lease {
     fn drop(&mut self) {
         if let Some(live) = self.live.take() {
-            let id = live.id.clone();
+            let id = live.id();
             drop(live);
             self.state.live.release(&id);
         }
@@ -269,7 +269,7 @@ async fn start_turn(
 ) {
     let text = input.text;
     let target = agent::Target {
-        session_id: Some(live.id.clone()),
+        session_id: Some(live.id()),
         ..agent::Target::default()
     };
     match agent::prepare(state, target, &text).await {

@@ -87,6 +87,7 @@ pub fn status(e: StoreError) -> Status {
         StoreError::SessionNotFound(id) => {
             Status::not_found(format!("no session `{id}` (see `hermesctl sessions list`)"))
         }
+        StoreError::Refused(why) => Status::failed_precondition(why),
         other => {
             tracing::error!(error = %other, "store error");
             Status::internal(other.to_string())

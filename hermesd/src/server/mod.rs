@@ -9,6 +9,7 @@ mod models_service;
 mod not_built;
 pub mod peer;
 pub mod pidfile;
+mod session_ops;
 mod sessions_service;
 mod signals;
 mod skills_service;

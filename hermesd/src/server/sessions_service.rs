@@ -5,7 +5,10 @@ use std::sync::Arc;
 use hermes_proto::pb;
 use tonic::{Request, Response, Status, Streaming};
 
-use super::convert::{self, not_built};
+use super::{
+    convert::{self, not_built},
+    session_ops,
+};
 use crate::{
     agent::{self, TurnError},
     state::DaemonState,
@@ -115,7 +118,7 @@ impl pb::sessions_server::Sessions for SessionsService {
             .state
             .store
             .read(move |conn| {
-                let row = store::resolve_conversation(conn, &id)?;
+                let row = store::resolve_reference(conn, &id)?;
                 let messages = if req.include_messages {
                     store::list_messages(conn, &row.id, 0, 0)?
                 } else {
@@ -220,12 +223,13 @@ impl pb::sessions_server::Sessions for SessionsService {
 
     async fn export(
         &self,
-        _request: Request<pb::ExportSessionRequest>,
+        request: Request<pb::ExportSessionRequest>,
     ) -> Result<Response<pb::ExportSessionResponse>, Status> {
-        Err(not_built(
-            "Sessions.Export",
-            "transcript export is not built yet",
-        ))
+        let req = request.into_inner();
+        let id = required_id(&req.id)?;
+        let format = pb::ExportFormat::try_from(req.format).unwrap_or_default();
+        let content = session_ops::export(&self.state, id, format).await?;
+        Ok(Response::new(pb::ExportSessionResponse { content }))
     }
 
     type AttachStream = super::attach::EventStream;
@@ -261,18 +265,7 @@ impl pb::sessions_server::Sessions for SessionsService {
         let outcome = agent::send(&self.state, target, input)
             .await
             .map_err(turn_status)?;
-        match &outcome.end {
-            agent::TurnEnd::Finished => Ok(Response::new(convert::send_response(outcome))),
-            agent::TurnEnd::Interrupted => Err(Status::aborted(format!(
-                "the turn was interrupted (session {})",
-                outcome.session_id
-            ))),
-            agent::TurnEnd::Failed {
-                class,
-                message,
-                hint,
-            } => Err(failed_status(*class, message, hint, &outcome.session_id)),
-        }
+        Ok(Response::new(outcome_response(outcome)?))
     }
 
     async fn interrupt(
@@ -298,52 +291,69 @@ impl pb::sessions_server::Sessions for SessionsService {
 
     async fn branch(
         &self,
-        _request: Request<pb::BranchSessionRequest>,
+        request: Request<pb::BranchSessionRequest>,
     ) -> Result<Response<pb::BranchSessionResponse>, Status> {
-        Err(not_built(
-            "Sessions.Branch",
-            "history operations (branch, undo, retry) are not built yet",
-        ))
+        let req = request.into_inner();
+        required_id(&req.id)?;
+        let title = clean_title(&req.title)?;
+        let row = session_ops::branch(&self.state, req, title).await?;
+        Ok(Response::new(pb::BranchSessionResponse {
+            session: Some(self.view(row)),
+        }))
     }
 
     async fn undo(
         &self,
-        _request: Request<pb::UndoSessionRequest>,
+        request: Request<pb::UndoSessionRequest>,
     ) -> Result<Response<pb::UndoSessionResponse>, Status> {
-        Err(not_built(
-            "Sessions.Undo",
-            "history operations (branch, undo, retry) are not built yet",
-        ))
+        let id = required_id(&request.into_inner().id)?;
+        let undone = session_ops::undo(&self.state, id).await?;
+        Ok(Response::new(pb::UndoSessionResponse {
+            removed_messages: undone.removed_messages as u32,
+            user_text: undone.user_text,
+        }))
     }
 
     async fn retry(
         &self,
-        _request: Request<pb::RetrySessionRequest>,
+        request: Request<pb::RetrySessionRequest>,
     ) -> Result<Response<pb::RetrySessionResponse>, Status> {
-        Err(not_built(
-            "Sessions.Retry",
-            "history operations (branch, undo, retry) are not built yet",
-        ))
+        let id = required_id(&request.into_inner().id)?;
+        let outcome = session_ops::retry(&self.state, id).await?;
+        Ok(Response::new(pb::RetrySessionResponse {
+            result: Some(outcome_response(outcome)?),
+        }))
     }
 
     async fn compress(
         &self,
-        _request: Request<pb::CompressSessionRequest>,
+        request: Request<pb::CompressSessionRequest>,
     ) -> Result<Response<pb::CompressSessionResponse>, Status> {
-        Err(not_built(
-            "Sessions.Compress",
-            "context compression is not built yet",
-        ))
+        let id = required_id(&request.into_inner().id)?;
+        let done = agent::compress_conversation(&self.state, &id)
+            .await
+            .map_err(|e| match e {
+                agent::CompressError::Store(e) => convert::status(e),
+                agent::CompressError::Setup(m) => Status::failed_precondition(m),
+                other => Status::failed_precondition(other.to_string()),
+            })?;
+        Ok(Response::new(pb::CompressSessionResponse {
+            new_segment_id: done.segment_id,
+            tokens_before: done.tokens_before,
+            tokens_after: done.tokens_after,
+        }))
     }
 
     async fn prune(
         &self,
-        _request: Request<pb::PruneSessionsRequest>,
+        request: Request<pb::PruneSessionsRequest>,
     ) -> Result<Response<pb::PruneSessionsResponse>, Status> {
-        Err(not_built(
-            "Sessions.Prune",
-            "session pruning is not built yet",
-        ))
+        let req = request.into_inner();
+        let pruned = session_ops::prune(&self.state, req.older_than_days, req.dry_run).await?;
+        Ok(Response::new(pb::PruneSessionsResponse {
+            deleted: pruned.conversations as u32,
+            kept_live: pruned.kept_live as u32,
+        }))
     }
 
     async fn import(
@@ -357,8 +367,24 @@ impl pb::sessions_server::Sessions for SessionsService {
     }
 }
 
+/// A finished turn as the `Send` response; an interrupted or failed one as a status.
+fn outcome_response(outcome: agent::TurnOutcome) -> Result<pb::SendResponse, Status> {
+    match &outcome.end {
+        agent::TurnEnd::Finished => Ok(convert::send_response(outcome)),
+        agent::TurnEnd::Interrupted => Err(Status::aborted(format!(
+            "the turn was interrupted (session {})",
+            outcome.session_id
+        ))),
+        agent::TurnEnd::Failed {
+            class,
+            message,
+            hint,
+        } => Err(failed_status(*class, message, hint, &outcome.session_id)),
+    }
+}
+
 /// A turn that could not start, as a status.
-fn turn_status(e: TurnError) -> Status {
+pub(super) fn turn_status(e: TurnError) -> Status {
     match e {
         TurnError::Setup(e) => Status::failed_precondition(e.to_string()),
         TurnError::Empty | TurnError::TooLarge(_) => Status::invalid_argument(e.to_string()),

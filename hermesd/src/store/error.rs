@@ -40,6 +40,9 @@ pub enum StoreError {
     Pool { path: String, message: String },
     #[error("database task failed: {0}")]
     Task(String),
+    /// The operation does not apply to this session as it stands (nothing to undo, …).
+    #[error("{0}")]
+    Refused(String),
 }
 
 impl StoreError {

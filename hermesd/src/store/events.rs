@@ -2,7 +2,7 @@
 
 use rusqlite::{Connection, Transaction, params};
 
-use super::{StoreError, now_ms};
+use super::{StoreError, chain::SEGMENTS_CTE, now_ms};
 
 /// A stored event; `payload` is the encoded `hermes.v1.SessionEvent`.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,8 +43,8 @@ pub fn put_event(
     Ok(())
 }
 
-/// The seq to replay after so that the last `n` user and assistant messages are included
-/// (0 when the session has fewer).
+/// The seq to replay after so that the last `n` user and assistant messages of the conversation
+/// (every segment of it) are included (0 when it has fewer).
 pub fn seq_before_last_messages(
     conn: &Connection,
     session_id: &str,
@@ -52,9 +52,12 @@ pub fn seq_before_last_messages(
 ) -> Result<i64, StoreError> {
     let found: Option<i64> = conn
         .query_row(
-            "SELECT seq FROM events WHERE session_id = ?1
-               AND kind IN ('user_message', 'assistant_message')
-             ORDER BY seq DESC LIMIT 1 OFFSET ?2",
+            &format!(
+                "{SEGMENTS_CTE} SELECT seq FROM events
+                 WHERE session_id IN (SELECT id FROM segments)
+                   AND kind IN ('user_message', 'assistant_message')
+                 ORDER BY seq DESC LIMIT 1 OFFSET ?2"
+            ),
             params![session_id, i64::from(n.max(1)) - 1],
             |row| row.get(0),
         )
@@ -68,7 +71,8 @@ pub fn seq_before_last_messages(
     Ok(found.map_or(0, |seq| (seq - 2).max(0)))
 }
 
-/// Events of a session with seq greater than `since_seq`, in order; `limit` 0 means all.
+/// Events of a conversation (every segment of it: numbering goes on across compression) with
+/// seq greater than `since_seq`, in order; `limit` 0 means all.
 pub fn events_after(
     conn: &Connection,
     session_id: &str,
@@ -77,10 +81,10 @@ pub fn events_after(
 ) -> Result<Vec<StoredEvent>, StoreError> {
     let limit = if limit == 0 { -1 } else { i64::from(limit) };
     let mut stmt = conn
-        .prepare_cached(
-            "SELECT seq, turn_id, kind, payload, created_at FROM events
-             WHERE session_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
-        )
+        .prepare_cached(&format!(
+            "{SEGMENTS_CTE} SELECT seq, turn_id, kind, payload, created_at FROM events
+             WHERE session_id IN (SELECT id FROM segments) AND seq > ?2 ORDER BY seq LIMIT ?3"
+        ))
         .map_err(StoreError::sql("read events"))?;
     let rows = stmt
         .query_map(params![session_id, since_seq, limit], |row| {

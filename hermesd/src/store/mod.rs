@@ -1,10 +1,14 @@
 //! The daemon's SQLite database `hermesd.db`: one writer connection, a pool of readers, every call
 //! on the blocking pool, WAL and incremental auto-vacuum, embedded append-only migrations.
 
+mod branch;
+mod chain;
 mod error;
 mod events;
 mod messages;
 mod migrations;
+mod retention;
+mod rewind;
 mod search;
 mod sessions;
 mod skill_records;
@@ -19,14 +23,18 @@ use std::{
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags, Transaction};
 
+pub use branch::branch_conversation;
+pub use chain::{conversation_segments, start_compressed_segment};
 pub use error::StoreError;
 pub use events::{StoredEvent, events_after, put_event, seq_before_last_messages};
 pub use messages::{MessageRow, NewMessage, append_message, copy_messages, list_messages};
+pub use retention::{delete_conversations, stale_conversations, vacuum_step};
+pub use rewind::{Undone, undo_last_exchange};
 pub use search::{MessageHit, fts_query, search_messages};
 pub use sessions::{
     Lineage, ListFilter, NewSession, SessionRow, delete_conversation, get_session, insert_session,
-    list_sessions, resolve_conversation, set_busy_policy, set_system_prompt, set_title,
-    system_prompt,
+    list_sessions, resolve_conversation, resolve_reference, set_busy_policy, set_system_prompt,
+    set_title, system_prompt,
 };
 pub use skill_records::{
     SkillRecord, delete_skill_record, put_skill_record, skill_record, skill_records,

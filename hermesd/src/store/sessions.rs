@@ -167,6 +167,29 @@ pub fn resolve_conversation(conn: &Connection, id: &str) -> Result<SessionRow, S
     get_session(conn, &newest)?.ok_or(StoreError::SessionNotFound(newest))
 }
 
+/// Resolve what a user typed to a conversation's newest segment: any segment id, else a title
+/// (case-insensitive; the most recently active conversation with that title).
+pub fn resolve_reference(conn: &Connection, reference: &str) -> Result<SessionRow, StoreError> {
+    match resolve_conversation(conn, reference) {
+        Err(StoreError::SessionNotFound(_)) => {
+            let by_title: Option<String> = conn
+                .query_row(
+                    "SELECT id FROM sessions WHERE title = ?1 COLLATE NOCASE
+                       AND continued_by IS NULL ORDER BY updated_at DESC LIMIT 1",
+                    [reference.trim()],
+                    |row| row.get(0),
+                )
+                .optional()
+                .map_err(StoreError::sql("find session by title"))?;
+            match by_title {
+                Some(id) => resolve_conversation(conn, &id),
+                None => Err(StoreError::SessionNotFound(reference.to_string())),
+            }
+        }
+        other => other,
+    }
+}
+
 /// Sessions, most recently updated first.
 pub fn list_sessions(
     conn: &Connection,
@@ -196,29 +219,7 @@ pub fn list_sessions(
 /// Delete every segment of the conversation `id` belongs to (messages and events go with them).
 /// Returns the number of segments removed.
 pub fn delete_conversation(tx: &Transaction<'_>, id: &str) -> Result<usize, StoreError> {
-    let ids: Vec<String> = {
-        let mut stmt = tx
-            .prepare(
-                "WITH RECURSIVE back(id, parent, lineage) AS (
-                     SELECT id, parent_session_id, lineage FROM sessions WHERE id = ?1
-                     UNION ALL
-                     SELECT s.id, s.parent_session_id, s.lineage FROM sessions s
-                       JOIN back b ON s.id = b.parent AND b.lineage = 'compression'
-                 ),
-                 fwd(id, next) AS (
-                     SELECT id, continued_by FROM sessions WHERE id = ?1
-                     UNION ALL
-                     SELECT s.id, s.continued_by FROM sessions s JOIN fwd f ON s.id = f.next
-                 )
-                 SELECT id FROM back UNION SELECT id FROM fwd",
-            )
-            .map_err(StoreError::sql("find conversation segments"))?;
-        let rows = stmt
-            .query_map([id], |row| row.get(0))
-            .map_err(StoreError::sql("find conversation segments"))?;
-        rows.collect::<Result<_, _>>()
-            .map_err(StoreError::sql("find conversation segments"))?
-    };
+    let ids = super::chain::conversation_segments(tx, id)?;
     if ids.is_empty() {
         return Err(StoreError::SessionNotFound(id.to_string()));
     }

@@ -1,0 +1,72 @@
+//! Calls to the auxiliary model (titles, compression summaries): the model configured under
+//! `auxiliary.<task>`, else the main one, with the main chain as fallback; no tool schemas, no
+//! streaming to clients, a time limit, and cancellable.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    llm::{self, Chain, ChatRequest},
+    state::DaemonState,
+};
+
+/// Why an auxiliary call gave no text.
+#[derive(Debug, thiserror::Error)]
+pub enum AuxError {
+    #[error("{0}")]
+    Setup(String),
+    #[error("{0}")]
+    Model(#[from] llm::LlmError),
+    #[error("no answer within {0:.0} s")]
+    TimedOut(f64),
+    #[error("interrupted")]
+    Interrupted,
+    #[error("the model returned no text")]
+    Empty,
+}
+
+/// The chain for `task`: its own endpoint first when configured, then the main chain.
+pub async fn chain(state: &Arc<DaemonState>, task: &str) -> Result<Chain, AuxError> {
+    let config = state.config();
+    let client = state.http_client().await.map_err(AuxError::Setup)?;
+    let mut chain = llm::chain_from_config(&config.tree, &config.env, client)
+        .await
+        .map_err(|e| AuxError::Setup(e.to_string()))?;
+    if let Some(own) = llm::auxiliary_endpoint(&config.tree, &config.env, task)
+        .map_err(|e| AuxError::Setup(e.to_string()))?
+    {
+        chain.endpoints.insert(0, own);
+    }
+    Ok(chain)
+}
+
+/// Run `request` on `task`'s chain within `auxiliary.<task>.timeout` (else `default_timeout`
+/// seconds); the text of the answer.
+pub async fn complete(
+    state: &Arc<DaemonState>,
+    task: &str,
+    default_timeout: f64,
+    request: &ChatRequest,
+    cancel: &CancellationToken,
+) -> Result<String, AuxError> {
+    let limit = llm::auxiliary_timeout(&state.config().tree, task, default_timeout);
+    let chain = chain(state, task).await?;
+    let mut ignore = |_: llm::StreamEvent| {};
+    let mut sink: llm::EventSink<'_> = &mut ignore;
+    let mut notices = |_: llm::ChainNotice| {};
+    let call = chain.complete(request, &mut sink, &mut notices);
+    let completion = tokio::select! {
+        biased;
+        () = cancel.cancelled() => return Err(AuxError::Interrupted),
+        result = tokio::time::timeout(limit, call) => match result {
+            Ok(done) => done?,
+            Err(_) => return Err(AuxError::TimedOut(limit.as_secs_f64())),
+        },
+    };
+    let text = completion.text.trim().to_string();
+    if text.is_empty() {
+        return Err(AuxError::Empty);
+    }
+    Ok(text)
+}

@@ -1,0 +1,404 @@
+//! Running context compression on a live conversation (the pure parts are in `compress/`):
+//! when, with which model and time limit, what happens when the summary fails (a truncating
+//! fallback, then a cooldown), and how the result is stored — a new segment that continues the
+//! conversation, found under the same conversation by every client.
+
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use hermes_proto::pb::{self, session_event::Kind};
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    LiveSession, auxiliary,
+    compress::{self, CompressionSettings, SummaryOutcome},
+    history,
+};
+use crate::{
+    llm::{ChatMessage, Role},
+    state::DaemonState,
+    store::{self, NewMessage, StoreError},
+};
+
+/// Passes at most per model request (size- or overflow-triggered).
+pub const MAX_PASSES: u32 = 3;
+const TASK: &str = "compression";
+const SUMMARY_TIMEOUT_SECS: f64 = 120.0;
+/// After a failed summary, automatic compression waits this long before calling the model again.
+const FAILURE_COOLDOWN: Duration = Duration::from_secs(600);
+
+/// What asked for compression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    /// The request estimate passed the threshold.
+    Size,
+    /// The provider said the request is too large.
+    Overflow,
+    /// `/compress`.
+    Manual,
+}
+
+/// `compression.*` in config.yaml (Python Hermes' keys).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CompactionSettings {
+    pub enabled: bool,
+    pub compress: CompressionSettings,
+}
+
+impl CompactionSettings {
+    pub fn from_config(tree: &serde_yaml::Value) -> Self {
+        let node = tree.get("compression");
+        let get = |key: &str| node.and_then(|n| n.get(key));
+        let float = |key: &str| get(key).and_then(serde_yaml::Value::as_f64);
+        let count = |key: &str| {
+            get(key)
+                .and_then(serde_yaml::Value::as_u64)
+                .map(|n| n.min(10_000) as usize)
+        };
+        let defaults = CompressionSettings::default();
+        Self {
+            enabled: get("enabled")
+                .and_then(serde_yaml::Value::as_bool)
+                .unwrap_or(true),
+            compress: CompressionSettings {
+                threshold_ratio: float("threshold")
+                    .filter(|t| *t > 0.0 && *t < 1.0)
+                    .unwrap_or(defaults.threshold_ratio),
+                tail_ratio: float("target_ratio")
+                    .filter(|t| *t > 0.0 && *t < 1.0)
+                    .unwrap_or(defaults.tail_ratio),
+                protect_first: count("protect_first_n").unwrap_or(defaults.protect_first),
+                protect_last: count("protect_last_n").unwrap_or(defaults.protect_last),
+                ..defaults
+            },
+        }
+    }
+}
+
+/// A compression that was stored.
+#[derive(Debug, Clone)]
+pub struct Compacted {
+    /// The new segment the conversation continues in.
+    pub segment_id: String,
+    pub messages: Vec<ChatMessage>,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    pub used_fallback: bool,
+}
+
+/// Compression for one live conversation.
+pub struct Compactor<'a> {
+    pub state: &'a Arc<DaemonState>,
+    pub live: &'a Arc<LiveSession>,
+    pub settings: CompactionSettings,
+    pub context_length: u64,
+    pub cancel: &'a CancellationToken,
+    pub turn_id: &'a str,
+}
+
+impl Compactor<'_> {
+    /// Whether a request of `estimate` tokens calls for compression.
+    pub fn over_threshold(&self, estimate: u64) -> bool {
+        self.settings.enabled
+            && self
+                .settings
+                .compress
+                .should_compress(estimate, self.context_length)
+    }
+
+    fn cooling_down(&self) -> bool {
+        self.live
+            .compression_cooldown
+            .lock()
+            .ok()
+            .and_then(|c| *c)
+            .is_some_and(|until| Instant::now() < until)
+    }
+
+    fn start_cooldown(&self) {
+        if let Ok(mut c) = self.live.compression_cooldown.lock() {
+            *c = Some(Instant::now() + FAILURE_COOLDOWN);
+        }
+    }
+
+    /// Compress `messages` (the whole context of segment `segment`) and store the result as a
+    /// new segment; `None` when there is nothing to gain (or automatic compression is off or
+    /// cooling down after a failure).
+    pub async fn compact(
+        &self,
+        segment: &str,
+        messages: &[ChatMessage],
+        trigger: Trigger,
+    ) -> Result<Option<Compacted>, StoreError> {
+        if trigger != Trigger::Manual && !self.settings.enabled {
+            return Ok(None);
+        }
+        let cooling = trigger != Trigger::Manual && self.cooling_down();
+        if cooling && trigger == Trigger::Size {
+            return Ok(None);
+        }
+        let began = Instant::now();
+        let Some(prepared) =
+            compress::prepare(messages, &self.settings.compress, self.context_length)
+        else {
+            return Ok(None);
+        };
+        let prepare_time = began.elapsed();
+        let pruned = prepared.pruned.pruned;
+        let outcome = if cooling {
+            SummaryOutcome::Failed("an earlier summary failed moments ago".into())
+        } else {
+            match auxiliary::complete(
+                self.state,
+                TASK,
+                SUMMARY_TIMEOUT_SECS,
+                &prepared.request,
+                self.cancel,
+            )
+            .await
+            {
+                Ok(text) => SummaryOutcome::Summary(text),
+                Err(auxiliary::AuxError::Interrupted) => return Ok(None),
+                Err(e) => {
+                    tracing::warn!(session = %segment, error = %e, "compression summary failed");
+                    self.start_cooldown();
+                    SummaryOutcome::Failed(e.to_string())
+                }
+            }
+        };
+        let assembled_at = Instant::now();
+        let compressed = compress::assemble(prepared, outcome);
+        if compressed.tokens_after >= compressed.tokens_before {
+            return Ok(None);
+        }
+        let rows: Vec<NewMessage> = compressed.messages.iter().map(new_message).collect();
+        let from = segment.to_string();
+        let row = self
+            .state
+            .store
+            .write(move |tx| store::start_compressed_segment(tx, &from, &rows))
+            .await?;
+        tracing::debug!(
+            session = %segment,
+            new_segment = %row.id,
+            prepare_us = prepare_time.as_micros() as u64,
+            pruned_tool_results = pruned,
+            assemble_and_store_us = assembled_at.elapsed().as_micros() as u64,
+            "compressed"
+        );
+        self.state.live.continue_in(self.live, &row.id);
+        let how = if compressed.used_fallback {
+            "older messages dropped (no summary could be made)"
+        } else {
+            "older messages summarised"
+        };
+        self.live
+            .emit_durable(
+                self.turn_id,
+                Kind::Notice(pb::Notice {
+                    kind: "context_compressed".into(),
+                    text: format!(
+                        "context compressed: {how}, ~{} → ~{} tokens; continuing in segment {}",
+                        compressed.tokens_before, compressed.tokens_after, row.id
+                    ),
+                }),
+            )
+            .await?;
+        tracing::info!(
+            session = %segment,
+            new_segment = %row.id,
+            ?trigger,
+            before = compressed.tokens_before,
+            after = compressed.tokens_after,
+            fallback = compressed.used_fallback,
+            "context compressed"
+        );
+        Ok(Some(Compacted {
+            segment_id: row.id,
+            messages: compressed.messages,
+            tokens_before: compressed.tokens_before,
+            tokens_after: compressed.tokens_after,
+            used_fallback: compressed.used_fallback,
+        }))
+    }
+}
+
+/// Why `/compress` did nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum CompressError {
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    #[error("a turn is running in session {0}; compress when it is over")]
+    Busy(String),
+    #[error("{0}")]
+    Setup(String),
+    #[error("nothing to compress yet: the conversation is only {0} messages")]
+    TooShort(usize),
+}
+
+/// `/compress`: compress the conversation `id` now, whatever its size (the cooldown after a
+/// failed summary does not apply), while no turn runs in it.
+pub async fn compress_conversation(
+    state: &Arc<DaemonState>,
+    id: &str,
+) -> Result<Compacted, CompressError> {
+    let lookup = id.to_string();
+    let row = state
+        .store
+        .read(move |conn| store::resolve_reference(conn, &lookup))
+        .await?;
+    let live = state
+        .live
+        .load(&row.id, row.last_seq.max(0) as u64, &state.store);
+    let result = async {
+        let Ok(_turn) = live.turn_lock.try_lock() else {
+            return Err(CompressError::Busy(row.id.clone()));
+        };
+        // The newest segment now that no turn can move it.
+        let segment = live.id();
+        let lookup = segment.clone();
+        let messages: Vec<ChatMessage> = state
+            .store
+            .read(move |conn| store::list_messages(conn, &lookup, 0, 0))
+            .await?
+            .into_iter()
+            .filter_map(history::to_chat)
+            .collect();
+        let config = state.config();
+        let client = state.http_client().await.map_err(CompressError::Setup)?;
+        let chain = crate::llm::chain_from_config(&config.tree, &config.env, client)
+            .await
+            .map_err(|e| CompressError::Setup(e.to_string()))?;
+        let context_length = match chain.endpoints.first() {
+            Some(endpoint) => {
+                state
+                    .model_metadata
+                    .context_length(
+                        &chain.client,
+                        endpoint,
+                        crate::llm::context_override(&config.tree),
+                    )
+                    .await
+                    .0
+            }
+            None => crate::llm::CONTEXT_FLOOR,
+        };
+        let cancel = state.shutdown.child_token();
+        let compactor = Compactor {
+            state,
+            live: &live,
+            settings: CompactionSettings::from_config(&config.tree),
+            context_length,
+            cancel: &cancel,
+            turn_id: "",
+        };
+        compactor
+            .compact(&segment, &messages, Trigger::Manual)
+            .await?
+            .ok_or(CompressError::TooShort(messages.len()))
+    }
+    .await;
+    drop(live);
+    state.live.release(&row.id);
+    result
+}
+
+/// A context message as a stored row (token counts stay with the original messages).
+fn new_message(message: &ChatMessage) -> NewMessage {
+    let role = match message.role() {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    };
+    NewMessage {
+        role: role.into(),
+        content: message.content.clone(),
+        tool_calls: history::tool_calls_json(&message.tool_calls),
+        tool_call_id: message.tool_call_id.clone(),
+        tool_name: message.name.clone(),
+        ..NewMessage::default()
+    }
+}
+
+/// A context limit stated in a provider's overflow error ("maximum context length is 8192
+/// tokens", "prompt is too long: 210000 tokens > 200000 maximum", …), if there is one.
+pub fn stated_limit(message: &str) -> Option<u64> {
+    static PATTERNS: std::sync::OnceLock<Vec<regex::Regex>> = std::sync::OnceLock::new();
+    let patterns = PATTERNS.get_or_init(|| {
+        [
+            r"(?i)maximum context length is (\d[\d,]*)",
+            r"(?i)context (?:length|window|size) (?:of|is) (\d[\d,]*)",
+            r"(?i)> ?(\d[\d,]*) (?:token )?maximum",
+            r"(?i)(?:limit|maximum) of (\d[\d,]*) tokens",
+        ]
+        .iter()
+        .filter_map(|p| regex::Regex::new(p).ok())
+        .collect()
+    });
+    patterns.iter().find_map(|re| {
+        re.captures(message)?
+            .get(1)?
+            .as_str()
+            .replace(',', "")
+            .parse()
+            .ok()
+    })
+}
+
+/// Whether a limit stated in an error may replace the known context length: smaller than what
+/// is known, and larger than the request's fixed part (system prompt and tool schemas), which
+/// no compression can shrink.
+pub fn plausible_limit(stated: u64, known: u64, fixed_part: u64) -> bool {
+    stated < known && stated > fixed_part.saturating_mul(2).max(1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_are_read_from_provider_errors() {
+        assert_eq!(
+            stated_limit(
+                "This model's maximum context length is 8,192 tokens. However, you requested 9000"
+            ),
+            Some(8192)
+        );
+        assert_eq!(
+            stated_limit("prompt is too long: 210000 tokens > 200000 maximum"),
+            Some(200_000)
+        );
+        assert_eq!(
+            stated_limit("the context window of 32768 was exceeded"),
+            Some(32_768)
+        );
+        assert_eq!(stated_limit("payload too large"), None);
+    }
+
+    #[test]
+    fn only_plausible_limits_are_learned() {
+        assert!(plausible_limit(32_000, 128_000, 3_000));
+        assert!(!plausible_limit(200_000, 128_000, 3_000), "never raises");
+        assert!(
+            !plausible_limit(4_000, 128_000, 3_000),
+            "never below twice the fixed part"
+        );
+        assert!(!plausible_limit(500, 128_000, 10), "never absurdly small");
+    }
+
+    #[test]
+    fn settings_read_python_hermes_keys() {
+        let tree: serde_yaml::Value = serde_yaml::from_str(
+            "compression: {enabled: false, threshold: 0.7, protect_last_n: 8, protect_first_n: 2}",
+        )
+        .unwrap_or_default();
+        let s = CompactionSettings::from_config(&tree);
+        assert!(!s.enabled);
+        assert_eq!(s.compress.threshold_ratio, 0.7);
+        assert_eq!((s.compress.protect_first, s.compress.protect_last), (2, 8));
+        assert!(CompactionSettings::from_config(&serde_yaml::Value::Null).enabled);
+    }
+}

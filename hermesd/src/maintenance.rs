@@ -1,0 +1,159 @@
+//! Keeping the database bounded: pruning conversations older than the retention period (on
+//! request, or daily when `sessions.auto_prune` is on) and returning freed pages to the file
+//! system in small incremental-vacuum steps on a background task, never one blocking VACUUM.
+
+use std::{sync::Arc, time::Duration};
+
+use crate::{state::DaemonState, store};
+
+/// Free pages returned per step; each step holds the writer for a moment only.
+const VACUUM_PAGES_PER_STEP: u32 = 256;
+const DAY: Duration = Duration::from_secs(24 * 3600);
+
+/// What a prune found and did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// Conversations removed (or that would be, for a dry run).
+    pub conversations: usize,
+    /// Conversations old enough but kept because a turn runs or a client is attached.
+    pub kept_live: usize,
+}
+
+/// Retention settings (`sessions.*`, Python Hermes' keys).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Retention {
+    pub auto_prune: bool,
+    pub retention_days: u32,
+    pub vacuum_after_prune: bool,
+}
+
+impl Retention {
+    pub fn from_config(tree: &serde_yaml::Value) -> Self {
+        let node = tree.get("sessions");
+        let get = |key: &str| node.and_then(|n| n.get(key));
+        Self {
+            auto_prune: get("auto_prune")
+                .and_then(serde_yaml::Value::as_bool)
+                .unwrap_or(false),
+            retention_days: get("retention_days")
+                .and_then(serde_yaml::Value::as_u64)
+                .filter(|d| *d > 0)
+                .map_or(90, |d| d.min(u64::from(u32::MAX)) as u32),
+            vacuum_after_prune: get("vacuum_after_prune")
+                .and_then(serde_yaml::Value::as_bool)
+                .unwrap_or(true),
+        }
+    }
+}
+
+/// Remove conversations whose last activity is more than `days` days old, except live ones;
+/// with `dry_run`, only count them. Space is given back in the background afterwards.
+pub async fn prune(
+    state: &Arc<DaemonState>,
+    days: u32,
+    dry_run: bool,
+) -> Result<Pruned, store::StoreError> {
+    let cutoff = store::now_ms() - i64::from(days) * 86_400_000;
+    let stale = state
+        .store
+        .read(move |conn| store::stale_conversations(conn, cutoff))
+        .await?;
+    let (live, idle): (Vec<String>, Vec<String>) = stale.into_iter().partition(|id| {
+        state
+            .live
+            .get(id)
+            .is_some_and(|l| l.is_running() || l.clients() > 0)
+    });
+    let pruned = Pruned {
+        conversations: idle.len(),
+        kept_live: live.len(),
+    };
+    if dry_run || idle.is_empty() {
+        return Ok(pruned);
+    }
+    let segments = state
+        .store
+        .write(move |tx| store::delete_conversations(tx, &idle))
+        .await?;
+    tracing::info!(
+        conversations = pruned.conversations,
+        segments,
+        days,
+        "old sessions pruned"
+    );
+    if Retention::from_config(&state.config().tree).vacuum_after_prune {
+        spawn_vacuum(state);
+    }
+    Ok(pruned)
+}
+
+/// Give free pages back to the file system, a few at a time, off the hot path.
+pub fn spawn_vacuum(state: &Arc<DaemonState>) {
+    let store = state.store.clone();
+    tokio::spawn(async move {
+        let mut returned_steps = 0u32;
+        loop {
+            let store = store.clone();
+            let step = tokio::task::spawn_blocking(move || {
+                store.with_writer_blocking(|conn| store::vacuum_step(conn, VACUUM_PAGES_PER_STEP))
+            })
+            .await;
+            match step {
+                Ok(Ok(0)) => break,
+                Ok(Ok(_)) => returned_steps += 1,
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, "incremental vacuum stopped");
+                    break;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "incremental vacuum task failed");
+                    break;
+                }
+            }
+            // Let waiting writers in between steps.
+            tokio::task::yield_now().await;
+        }
+        tracing::debug!(steps = returned_steps, "incremental vacuum done");
+    });
+}
+
+/// Prune daily while `sessions.auto_prune` is on (checked at each tick, so a reload applies),
+/// until the daemon stops.
+pub async fn auto_prune(state: Arc<DaemonState>) {
+    loop {
+        let retention = Retention::from_config(&state.config().tree);
+        if retention.auto_prune
+            && let Err(e) = prune(&state, retention.retention_days, false).await
+        {
+            tracing::warn!(error = %e, "automatic prune failed");
+        }
+        tokio::select! {
+            () = state.shutdown.cancelled() => return,
+            () = tokio::time::sleep(DAY) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retention_defaults_follow_python_hermes() {
+        let none = serde_yaml::Value::Null;
+        assert_eq!(
+            Retention::from_config(&none),
+            Retention {
+                auto_prune: false,
+                retention_days: 90,
+                vacuum_after_prune: true
+            }
+        );
+        let tree: serde_yaml::Value =
+            serde_yaml::from_str("sessions: {auto_prune: true, retention_days: 30}")
+                .unwrap_or_default();
+        let r = Retention::from_config(&tree);
+        assert!(r.auto_prune);
+        assert_eq!(r.retention_days, 30);
+    }
+}
