@@ -7,6 +7,30 @@ use std::{
 
 use tempfile::TempDir;
 
+/// Config that keeps the daemon from sending the fake model requests a test did not script:
+/// no generated titles, no automatic compression (Python Hermes' test config does the same).
+/// `use_fake_model` adds it; tests that write their own config.yaml append it.
+pub const QUIET_AUXILIARY: &str =
+    "auxiliary:\n  title_generation:\n    enabled: false\ncompression:\n  enabled: false\n";
+
+/// Merge `extra` into `base`: mappings key by key, anything else replaced.
+fn merge(base: &mut serde_yaml::Value, extra: serde_yaml::Value) {
+    match (base, extra) {
+        (serde_yaml::Value::Mapping(base), serde_yaml::Value::Mapping(extra)) => {
+            for (key, value) in extra {
+                match base.get_mut(&key) {
+                    Some(existing) => merge(existing, value),
+                    None => {
+                        base.insert(key, value);
+                    }
+                }
+            }
+        }
+        (_, serde_yaml::Value::Null) => {}
+        (base, extra) => *base = extra,
+    }
+}
+
 /// A private home for one test; removed when dropped.
 pub struct TestHome {
     dir: TempDir,
@@ -49,34 +73,17 @@ impl TestHome {
         std::fs::write(path, text).expect("write file");
     }
 
-    /// Point this home's model at a fake server (OpenAI format), plus `extra` YAML. Like Python
-    /// Hermes' test config, automatic compression and title generation are off unless `extra`
-    /// sets `compression.enabled` or `auxiliary.title_generation.enabled`: they would send the
-    /// fake model requests a test did not script.
+    /// Point this home's model at a fake server (OpenAI format) with [`QUIET_AUXILIARY`], then
+    /// `extra` YAML merged over it (so `extra` may turn compression or titles back on).
     pub fn use_fake_model(&self, server: &crate::fake_llm::FakeLlm, extra: &str) {
         let mut tree: serde_yaml::Value = serde_yaml::from_str(&format!(
-            "model:\n  provider: custom\n  default: fake-model\n  base_url: {}\n  api_key: sk-test\n{extra}",
+            "model:\n  provider: custom\n  default: fake-model\n  base_url: {}\n  api_key: sk-test\n{QUIET_AUXILIARY}",
             server.openai_base()
         ))
-        .expect("the test's extra config is valid YAML");
-        for (section, key) in [
-            ("compression", None),
-            ("auxiliary", Some("title_generation")),
-        ] {
-            let mut node = &mut tree;
-            for name in [Some(section), key].into_iter().flatten() {
-                let map = node
-                    .as_mapping_mut()
-                    .expect("a config section is a mapping");
-                node = map
-                    .entry(name.into())
-                    .or_insert_with(|| serde_yaml::Mapping::new().into());
-            }
-            let map = node
-                .as_mapping_mut()
-                .expect("a config section is a mapping");
-            map.entry("enabled".into()).or_insert(false.into());
-        }
+        .expect("the base test config is valid YAML");
+        let extra: serde_yaml::Value =
+            serde_yaml::from_str(extra).expect("the test's extra config is valid YAML");
+        merge(&mut tree, extra);
         self.write(
             "config.yaml",
             &serde_yaml::to_string(&tree).expect("serialise the test config"),

@@ -178,7 +178,10 @@ async fn known_prices_give_a_cost_and_unknown_stays_null() {
     let base = server.openai_base();
     home.write(
         "config.yaml",
-        &format!("model:\n  provider: custom\n  default: openai/gpt-4o\n  base_url: '{base}'\n"),
+        &format!(
+            "model:\n  provider: custom\n  default: openai/gpt-4o\n  base_url: '{base}'\n{}",
+            hermes_tests::home::QUIET_AUXILIARY
+        ),
     );
     let priced = home.ctl_async(&["send", "--json", "hi"]).await.json();
     let cost = priced["usage"]["cost_usd"].as_f64().unwrap();

@@ -11,8 +11,9 @@ fn configure(home: &TestHome, server: &FakeLlm) {
     home.write(
         "config.yaml",
         &format!(
-            "model:\n  provider: custom\n  default: fake-model\n  base_url: {}\n  api_key: ${{FAKE_KEY}}\n",
-            server.openai_base()
+            "model:\n  provider: custom\n  default: fake-model\n  base_url: {}\n  api_key: ${{FAKE_KEY}}\n{}",
+            server.openai_base(),
+            hermes_tests::home::QUIET_AUXILIARY
         ),
     );
     home.write(".env", "FAKE_KEY=sk-e2e\n");

@@ -16,8 +16,9 @@ fn configure(home: &TestHome, server: &FakeLlm, extra: &str) {
     home.write(
         "config.yaml",
         &format!(
-            "model:\n  provider: custom\n  default: fake-model\n  base_url: {}\n  api_key: ${{OPENAI_API_KEY}}\n{extra}",
-            server.openai_base()
+            "model:\n  provider: custom\n  default: fake-model\n  base_url: {}\n  api_key: ${{OPENAI_API_KEY}}\n{}{extra}",
+            server.openai_base(),
+            hermes_tests::home::QUIET_AUXILIARY
         ),
     );
     home.write(

@@ -136,8 +136,9 @@ async fn toolsets_are_enabled_and_disabled_from_config() {
         "config.yaml",
         &format!(
             "model:\n  provider: custom\n  default: fake-model\n  base_url: {}\n  api_key: k\n\
-             agent:\n  disabled_toolsets: [terminal, clarify]\n",
-            server.openai_base()
+             agent:\n  disabled_toolsets: [terminal, clarify]\n{}",
+            server.openai_base(),
+            hermes_tests::home::QUIET_AUXILIARY
         ),
     );
     home.ctl_async(&["send", "hi"]).await.ok();
@@ -150,8 +151,9 @@ async fn toolsets_are_enabled_and_disabled_from_config() {
         "config.yaml",
         &format!(
             "model:\n  provider: custom\n  default: fake-model\n  base_url: {}\n  api_key: k\n\
-             toolsets: [todo]\n",
-            server.openai_base()
+             toolsets: [todo]\n{}",
+            server.openai_base(),
+            hermes_tests::home::QUIET_AUXILIARY
         ),
     );
     home.ctl_async(&["daemon", "restart"]).await.ok();

@@ -341,16 +341,6 @@ async fn run(
         background_review: reviewing,
         skills: session_skills,
     });
-    let context_length = match chain.endpoints.first() {
-        Some(endpoint) => {
-            state
-                .model_metadata
-                .context_length(&chain.client, endpoint, llm::context_override(&config.tree))
-                .await
-                .0
-        }
-        None => llm::CONTEXT_FLOOR,
-    };
     let turn = Turn {
         state: Arc::clone(state),
         live: Arc::clone(live),
@@ -365,7 +355,7 @@ async fn run(
         port,
         tool_settings,
         compaction: CompactionSettings::from_config(&config.tree),
-        context_length,
+        context_length: tokio::sync::OnceCell::new(),
         writes: std::sync::Mutex::new(Vec::new()),
     };
     let outcome = turn.drive(&input.text, &input.source_client).await;

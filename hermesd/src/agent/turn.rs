@@ -74,8 +74,9 @@ pub(super) struct Turn {
     pub port: Arc<LivePort>,
     pub tool_settings: Arc<ToolSettings>,
     pub compaction: CompactionSettings,
-    /// The answering model's context window, in tokens.
-    pub context_length: u64,
+    /// The primary model's context window, looked up (or read from `model.context_length`) the
+    /// first time a request could be near it.
+    pub context_length: tokio::sync::OnceCell<u64>,
     /// Writes queued but not yet confirmed: the loop goes on while they are stored (in order,
     /// before their events are published) and the turn waits for all of them before it ends.
     pub writes: std::sync::Mutex<Vec<PendingWrite>>,
@@ -292,8 +293,17 @@ impl Turn {
         let mut passes = 0;
         loop {
             let raw = compress::estimate_request(&self.system, tools, messages);
-            let compactor = self.compactor();
-            if passes < compaction::MAX_PASSES && compactor.over_threshold(meter.estimate(raw)) {
+            let estimate = meter.estimate(raw);
+            // Below the threshold of the smallest window a model is assumed to have, the real
+            // window need not even be looked up.
+            let floor =
+                llm::context_override(&self.state.config().tree).unwrap_or(llm::CONTEXT_FLOOR);
+            let near = self.compaction.enabled
+                && self.compaction.compress.should_compress(estimate, floor);
+            if near
+                && passes < compaction::MAX_PASSES
+                && self.compactor().await.over_threshold(estimate)
+            {
                 passes += 1;
                 if self.compress_into(messages, Trigger::Size).await? {
                     continue;
@@ -307,7 +317,12 @@ impl Turn {
                 Err(Stop::Interrupted) => return Ok(Err(TurnEnd::Interrupted)),
                 Err(Stop::Failed(end)) => return Ok(Err(end)),
                 Err(Stop::TooLarge(e)) => {
-                    self.learn_limit(&e, compress::estimate_request(&self.system, tools, &[]));
+                    let known = self.compactor().await.context_length;
+                    self.learn_limit(
+                        &e,
+                        known,
+                        compress::estimate_request(&self.system, tools, &[]),
+                    );
                     passes += 1;
                     if passes > compaction::MAX_PASSES
                         || !self.compress_into(messages, Trigger::Overflow).await?
@@ -332,12 +347,26 @@ impl Turn {
         }
     }
 
-    fn compactor(&self) -> Compactor<'_> {
+    async fn compactor(&self) -> Compactor<'_> {
+        let context_length = *self
+            .context_length
+            .get_or_init(|| async {
+                let Some(endpoint) = self.chain.endpoints.first() else {
+                    return llm::CONTEXT_FLOOR;
+                };
+                let configured = llm::context_override(&self.state.config().tree);
+                self.state
+                    .model_metadata
+                    .context_length(&self.chain.client, endpoint, configured)
+                    .await
+                    .0
+            })
+            .await;
         Compactor {
             state: &self.state,
             live: &self.live,
             settings: self.compaction,
-            context_length: self.context_length,
+            context_length,
             cancel: &self.cancel,
             turn_id: &self.turn_id,
         }
@@ -351,11 +380,8 @@ impl Turn {
     ) -> Result<bool, StoreError> {
         self.flush_writes().await?;
         let segment = self.session_id();
-        let Some(done) = self
-            .compactor()
-            .compact(&segment, messages, trigger)
-            .await?
-        else {
+        let compactor = self.compactor().await;
+        let Some(done) = compactor.compact(&segment, messages, trigger).await? else {
             return Ok(false);
         };
         if let Ok(mut current) = self.segment.lock() {
@@ -367,7 +393,7 @@ impl Turn {
 
     /// A context limit the provider stated in its error, remembered for this model when it is
     /// plausible (smaller than known, larger than the request's fixed part).
-    fn learn_limit(&self, e: &LlmError, fixed_part: u64) {
+    fn learn_limit(&self, e: &LlmError, known: u64, fixed_part: u64) {
         let Some(stated) = compaction::stated_limit(&e.message) else {
             return;
         };
@@ -379,7 +405,7 @@ impl Turn {
         else {
             return;
         };
-        if compaction::plausible_limit(stated, self.context_length, fixed_part) {
+        if compaction::plausible_limit(stated, known, fixed_part) {
             self.state.model_metadata.learn(endpoint, stated);
             tracing::info!(model = %e.provider, tokens = stated, "context length learned from an overflow error");
         }

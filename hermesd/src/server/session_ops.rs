@@ -138,3 +138,29 @@ pub async fn prune(
         .await
         .map_err(convert::status)
 }
+
+/// Import a Python Hermes home's `state.db` (read-only) into hermesd.db.
+pub async fn import_hermes(
+    state: &Arc<DaemonState>,
+    home: std::path::PathBuf,
+) -> Result<store::hermes_import::ImportReport, Status> {
+    let shown = home.display().to_string();
+    let source = tokio::task::spawn_blocking(move || store::hermes_import::open_source(&home))
+        .await
+        .map_err(|e| Status::internal(e.to_string()))?
+        .map_err(|e| Status::failed_precondition(e.to_string()))?;
+    let report = state
+        .store
+        .write(move |tx| store::hermes_import::import(&source, tx))
+        .await
+        .map_err(convert::status)?;
+    tracing::info!(
+        from = %shown,
+        sessions = report.sessions,
+        messages = report.messages,
+        updated = report.updated_sessions,
+        skipped = report.skipped_sessions,
+        "imported Python Hermes sessions"
+    );
+    Ok(report)
+}

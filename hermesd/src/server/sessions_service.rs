@@ -358,12 +358,20 @@ impl pb::sessions_server::Sessions for SessionsService {
 
     async fn import(
         &self,
-        _request: Request<pb::ImportSessionsRequest>,
+        request: Request<pb::ImportSessionsRequest>,
     ) -> Result<Response<pb::ImportSessionsResponse>, Status> {
-        Err(not_built(
-            "Sessions.Import",
-            "importing a Python Hermes state.db is not built yet",
-        ))
+        let req = request.into_inner();
+        let home = Some(req.hermes_home.trim().to_string())
+            .filter(|h| !h.is_empty())
+            .map_or_else(|| self.state.home.dir.clone(), std::path::PathBuf::from);
+        let report = session_ops::import_hermes(&self.state, home).await?;
+        Ok(Response::new(pb::ImportSessionsResponse {
+            sessions: report.sessions as u32,
+            messages: report.messages as u32,
+            cron_jobs: 0,
+            skipped: report.skipped_sessions as u32,
+            updated: report.updated_sessions as u32,
+        }))
     }
 }
 

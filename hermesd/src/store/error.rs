@@ -36,6 +36,12 @@ pub enum StoreError {
     },
     #[error("no session `{0}`")]
     SessionNotFound(String),
+    /// A Python Hermes `state.db` to import is missing or is not one.
+    #[error(
+        "cannot import {path}: {detail}; point --home at the Python Hermes home directory \
+         (the one holding state.db)"
+    )]
+    ImportSource { path: String, detail: String },
     #[error("database pool for {path}: {message}")]
     Pool { path: String, message: String },
     #[error("database task failed: {0}")]

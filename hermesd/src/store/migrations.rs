@@ -97,6 +97,8 @@ const MIGRATIONS: &[&str] = &[
         updated_at INTEGER NOT NULL
     ) WITHOUT ROWID;
     "#,
+    // 4: sessions imported from a Python Hermes state.db, for incremental re-imports.
+    super::hermes_import::IMPORT_MIGRATION,
 ];
 
 /// The schema version this build writes.

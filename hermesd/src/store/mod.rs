@@ -5,6 +5,7 @@ mod branch;
 mod chain;
 mod error;
 mod events;
+pub mod hermes_import;
 mod messages;
 mod migrations;
 mod retention;
