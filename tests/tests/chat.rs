@@ -277,3 +277,77 @@ async fn ctrl_d_mid_turn_detaches_and_the_turn_goes_on() {
     assert!(answer.ends_with("THE END"), "the turn finished: {answer}");
     assert_eq!(answer.matches("tick").count(), 300);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn history_slash_commands_title_undo_retry_branch_compress_and_resume() {
+    let server = FakeLlm::start(vec![
+        Reply::text("answer one"),
+        Reply::text("answer two"),
+        Reply::text("answer two, retried"),
+        Reply::text("answer three"),
+        Reply::text("answer four"),
+        Reply::text("answer five"),
+        Reply::text("a summary of it all"),
+    ])
+    .await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(
+        &server,
+        "compression:\n  protect_first_n: 1\n  protect_last_n: 1\n",
+    );
+    std::fs::create_dir_all(home.user_home()).unwrap();
+    home.ctl_async(&["status"]).await.ok();
+    let tmux = Tmux::start(&home, "");
+    tmux.wait_for("/help for commands").await;
+
+    tmux.keys(&["first question", "Enter"]);
+    tmux.wait_for("answer one").await;
+    tmux.keys(&["/title Chat history test", "Enter"]);
+    tmux.wait_for("title: Chat history test").await;
+    tmux.keys(&["second question", "Enter"]);
+    tmux.wait_for("answer two").await;
+    tmux.keys(&["/undo", "Enter"]);
+    tmux.wait_for("removed the last exchange (2 messages)")
+        .await;
+    tmux.keys(&["/retry", "Enter"]);
+    tmux.wait_for("retrying: first question").await;
+    tmux.wait_for("answer two, retried").await;
+    let padding = " and some detail to make it worth summarising".repeat(8);
+    for (question, answer) in [
+        ("three?", "answer three"),
+        ("four?", "answer four"),
+        ("five?", "answer five"),
+    ] {
+        tmux.keys(&[&format!("{question}{padding}"), "Enter"]);
+        tmux.wait_for(answer).await;
+    }
+    tmux.keys(&["/compress", "Enter"]);
+    tmux.wait_for("compressed: ~").await;
+    tmux.keys(&["/branch side quest", "Enter"]);
+    tmux.wait_for("branched: now in").await;
+    tmux.keys(&["/resume Chat history test", "Enter"]);
+    tmux.wait_for("(Chat history test)").await;
+    tmux.keys(&["/detach", "Enter"]);
+    tmux.wait_for("EXIT=0").await;
+
+    let listed = home.ctl_async(&["sessions", "list", "--json"]).await.json();
+    let titles: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["title"].as_str().unwrap_or(""))
+        .collect();
+    assert!(titles.contains(&"side quest"), "{titles:?}");
+    assert!(titles.contains(&"Chat history test"), "{titles:?}");
+    let chats: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .collect();
+    let summary = &chats[6];
+    assert!(
+        summary.tool_names().is_empty(),
+        "the 7th call is the summary"
+    );
+}

@@ -88,6 +88,20 @@ pub struct Compacted {
     pub used_fallback: bool,
 }
 
+/// Why a compression did not happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skipped {
+    /// `compression.enabled` is off (automatic compression only).
+    Disabled,
+    /// A summary failed moments ago (automatic, size-triggered compression only).
+    CoolingDown,
+    /// Head and tail protection leave fewer than two messages to summarise.
+    NothingToSummarise,
+    /// The summary would not make the context smaller.
+    NoGain,
+    Interrupted,
+}
+
 /// Compression for one live conversation.
 pub struct Compactor<'a> {
     pub state: &'a Arc<DaemonState>,
@@ -124,26 +138,26 @@ impl Compactor<'_> {
     }
 
     /// Compress `messages` (the whole context of segment `segment`) and store the result as a
-    /// new segment; `None` when there is nothing to gain (or automatic compression is off or
-    /// cooling down after a failure).
+    /// new segment, unless there is nothing to gain (or automatic compression is off or cooling
+    /// down after a failure).
     pub async fn compact(
         &self,
         segment: &str,
         messages: &[ChatMessage],
         trigger: Trigger,
-    ) -> Result<Option<Compacted>, StoreError> {
+    ) -> Result<Result<Compacted, Skipped>, StoreError> {
         if trigger != Trigger::Manual && !self.settings.enabled {
-            return Ok(None);
+            return Ok(Err(Skipped::Disabled));
         }
         let cooling = trigger != Trigger::Manual && self.cooling_down();
         if cooling && trigger == Trigger::Size {
-            return Ok(None);
+            return Ok(Err(Skipped::CoolingDown));
         }
         let began = Instant::now();
         let Some(prepared) =
             compress::prepare(messages, &self.settings.compress, self.context_length)
         else {
-            return Ok(None);
+            return Ok(Err(Skipped::NothingToSummarise));
         };
         let prepare_time = began.elapsed();
         let pruned = prepared.pruned.pruned;
@@ -160,7 +174,7 @@ impl Compactor<'_> {
             .await
             {
                 Ok(text) => SummaryOutcome::Summary(text),
-                Err(auxiliary::AuxError::Interrupted) => return Ok(None),
+                Err(auxiliary::AuxError::Interrupted) => return Ok(Err(Skipped::Interrupted)),
                 Err(e) => {
                     tracing::warn!(session = %segment, error = %e, "compression summary failed");
                     self.start_cooldown();
@@ -171,7 +185,7 @@ impl Compactor<'_> {
         let assembled_at = Instant::now();
         let compressed = compress::assemble(prepared, outcome);
         if compressed.tokens_after >= compressed.tokens_before {
-            return Ok(None);
+            return Ok(Err(Skipped::NoGain));
         }
         let rows: Vec<NewMessage> = compressed.messages.iter().map(new_message).collect();
         let from = segment.to_string();
@@ -215,7 +229,7 @@ impl Compactor<'_> {
             fallback = compressed.used_fallback,
             "context compressed"
         );
-        Ok(Some(Compacted {
+        Ok(Ok(Compacted {
             segment_id: row.id,
             messages: compressed.messages,
             tokens_before: compressed.tokens_before,
@@ -234,8 +248,8 @@ pub enum CompressError {
     Busy(String),
     #[error("{0}")]
     Setup(String),
-    #[error("nothing to compress yet: the conversation is only {0} messages")]
-    TooShort(usize),
+    #[error("nothing to compress: {0}")]
+    Skipped(String),
 }
 
 /// `/compress`: compress the conversation `id` now, whatever its size (the cooldown after a
@@ -294,10 +308,23 @@ pub async fn compress_conversation(
             cancel: &cancel,
             turn_id: "",
         };
+        let tokens = compress::estimate_messages(&messages);
         compactor
             .compact(&segment, &messages, Trigger::Manual)
             .await?
-            .ok_or(CompressError::TooShort(messages.len()))
+            .map_err(|why| {
+                CompressError::Skipped(match why {
+                    Skipped::NoGain => format!(
+                        "a summary would not be smaller than the {} messages (~{tokens} tokens) it replaces",
+                        messages.len()
+                    ),
+                    Skipped::Interrupted => "the daemon is stopping".into(),
+                    _ => format!(
+                        "the conversation is only {} messages; the first and last ones are always kept",
+                        messages.len()
+                    ),
+                })
+            })
     }
     .await;
     drop(live);

@@ -381,7 +381,7 @@ impl Turn {
         self.flush_writes().await?;
         let segment = self.session_id();
         let compactor = self.compactor().await;
-        let Some(done) = compactor.compact(&segment, messages, trigger).await? else {
+        let Ok(done) = compactor.compact(&segment, messages, trigger).await? else {
             return Ok(false);
         };
         if let Ok(mut current) = self.segment.lock() {
