@@ -187,7 +187,7 @@ impl Compactor<'_> {
         if compressed.tokens_after >= compressed.tokens_before {
             return Ok(Err(Skipped::NoGain));
         }
-        let rows: Vec<NewMessage> = compressed.messages.iter().map(new_message).collect();
+        let rows = stored_rows(&compressed.messages);
         let from = segment.to_string();
         let row = self
             .state
@@ -332,7 +332,11 @@ pub async fn compress_conversation(
     result
 }
 
-/// A context message as a stored row (token counts stay with the original messages).
+/// A compressed context as the rows of its new segment (token counts stay with the originals).
+pub fn stored_rows(messages: &[ChatMessage]) -> Vec<NewMessage> {
+    messages.iter().map(new_message).collect()
+}
+
 fn new_message(message: &ChatMessage) -> NewMessage {
     let role = match message.role() {
         Role::System => "system",

@@ -4,7 +4,7 @@
 mod auxiliary;
 mod batch;
 mod compaction;
-mod compress;
+pub mod compress;
 mod context_files;
 mod history;
 mod identity;
@@ -23,8 +23,8 @@ mod settings;
 mod title;
 mod turn;
 
-pub use compaction::{CompressError, compress_conversation};
-pub use history::parse_tool_calls;
+pub use compaction::{CompressError, compress_conversation, stored_rows};
+pub use history::{parse_tool_calls, to_chat};
 pub use live::{Answer, ClientGuard, InteractiveGuard, LiveSession, LiveSessions, Partial};
 pub use review::REVIEW_SOURCE;
 pub use session::{

@@ -238,6 +238,43 @@ pub fn context_override(tree: &Value) -> Option<u64> {
     tree.get("model")?.get("context_length")?.as_u64()
 }
 
+/// The endpoint configured for an auxiliary task (`auxiliary.<task>`: provider, model, base_url,
+/// api_key, as Python Hermes), or `None` when the task uses the main model. A model without a
+/// provider or base_url runs on the main model's provider.
+pub fn auxiliary_endpoint(
+    tree: &Value,
+    env: &Env,
+    task: &str,
+) -> Result<Option<Endpoint>, SettingsError> {
+    let Some(node) = tree.get("auxiliary").and_then(|a| a.get(task)) else {
+        return Ok(None);
+    };
+    let model = text(node, "model");
+    if model.is_empty() {
+        return Ok(None);
+    }
+    let provider = text(node, "provider");
+    if (provider.is_empty() || provider == "auto") && text(node, "base_url").is_empty() {
+        let main = endpoints(tree, env)?.into_iter().next();
+        return Ok(main.map(|main| Endpoint {
+            model: model.to_string(),
+            ..main
+        }));
+    }
+    endpoint(node, model, env, &timing(tree)?, false)
+        .map(Some)
+        .map_err(|e| SettingsError::Invalid(format!("auxiliary.{task}: {e}")))
+}
+
+/// `auxiliary.<task>.timeout` in seconds, else `default`.
+pub fn auxiliary_timeout(tree: &Value, task: &str, default: f64) -> Duration {
+    let node = tree
+        .get("auxiliary")
+        .and_then(|a| a.get(task))
+        .unwrap_or(&Value::Null);
+    seconds(node, "timeout", default).unwrap_or(Duration::from_secs_f64(default))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,41 +330,4 @@ mod tests {
             "{err}"
         );
     }
-}
-
-/// The endpoint configured for an auxiliary task (`auxiliary.<task>`: provider, model, base_url,
-/// api_key, as Python Hermes), or `None` when the task uses the main model. A model without a
-/// provider or base_url runs on the main model's provider.
-pub fn auxiliary_endpoint(
-    tree: &Value,
-    env: &Env,
-    task: &str,
-) -> Result<Option<Endpoint>, SettingsError> {
-    let Some(node) = tree.get("auxiliary").and_then(|a| a.get(task)) else {
-        return Ok(None);
-    };
-    let model = text(node, "model");
-    if model.is_empty() {
-        return Ok(None);
-    }
-    let provider = text(node, "provider");
-    if (provider.is_empty() || provider == "auto") && text(node, "base_url").is_empty() {
-        let main = endpoints(tree, env)?.into_iter().next();
-        return Ok(main.map(|main| Endpoint {
-            model: model.to_string(),
-            ..main
-        }));
-    }
-    endpoint(node, model, env, &timing(tree)?, false)
-        .map(Some)
-        .map_err(|e| SettingsError::Invalid(format!("auxiliary.{task}: {e}")))
-}
-
-/// `auxiliary.<task>.timeout` in seconds, else `default`.
-pub fn auxiliary_timeout(tree: &Value, task: &str, default: f64) -> Duration {
-    let node = tree
-        .get("auxiliary")
-        .and_then(|a| a.get(task))
-        .unwrap_or(&Value::Null);
-    seconds(node, "timeout", default).unwrap_or(Duration::from_secs_f64(default))
 }

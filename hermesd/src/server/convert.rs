@@ -88,6 +88,7 @@ pub fn status(e: StoreError) -> Status {
             Status::not_found(format!("no session `{id}` (see `hermesctl sessions list`)"))
         }
         StoreError::Refused(why) => Status::failed_precondition(why),
+        StoreError::BadQuery(why) => Status::invalid_argument(why),
         other => {
             tracing::error!(error = %other, "store error");
             Status::internal(other.to_string())

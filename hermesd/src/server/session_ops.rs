@@ -58,6 +58,54 @@ pub async fn export(
     })
 }
 
+/// Conversations matching a query, one hit per conversation, best first.
+pub async fn search(
+    state: &Arc<DaemonState>,
+    req: pb::SearchSessionsRequest,
+) -> Result<Vec<pb::SearchHit>, Status> {
+    let ms = |t: Option<prost_types::Timestamp>| {
+        t.map(|t| t.seconds.saturating_mul(1000) + i64::from(t.nanos / 1_000_000))
+    };
+    let query = store::search::SearchQuery {
+        text: req.query,
+        limit: if req.limit == 0 {
+            10
+        } else {
+            req.limit.min(100)
+        },
+        source: Some(req.source.trim().to_lowercase()).filter(|s| !s.is_empty()),
+        role: Some(req.role.trim().to_lowercase()).filter(|r| !r.is_empty()),
+        since_ms: ms(req.since),
+        until_ms: ms(req.until),
+        exclude_conversation: None,
+        ranking: if req.all_matches {
+            store::search::Ranking::All
+        } else {
+            store::search::Ranking::default()
+        },
+        lenient: false,
+    };
+    let hits = state
+        .store
+        .read(move |conn| store::search::search(conn, &query))
+        .await
+        .map_err(convert::status)?;
+    Ok(hits
+        .into_iter()
+        .map(|h| pb::SearchHit {
+            session_id: h.conversation_id,
+            title: h.title.unwrap_or_default(),
+            message_id: h.message_id.max(0) as u64,
+            role: h.role,
+            snippet: h.snippet,
+            score: h.score,
+            created_at: Some(convert::timestamp(h.created_at)),
+            segment_id: h.segment_id,
+            source: h.source,
+        })
+        .collect())
+}
+
 /// A new conversation copied from `id` up to a message (0: all of the newest segment).
 pub async fn branch(
     state: &Arc<DaemonState>,

@@ -5,10 +5,7 @@ use std::sync::Arc;
 use hermes_proto::pb;
 use tonic::{Request, Response, Status, Streaming};
 
-use super::{
-    convert::{self, not_built},
-    session_ops,
-};
+use super::{convert, session_ops};
 use crate::{
     agent::{self, TurnError},
     state::DaemonState,
@@ -213,12 +210,11 @@ impl pb::sessions_server::Sessions for SessionsService {
 
     async fn search(
         &self,
-        _request: Request<pb::SearchSessionsRequest>,
+        request: Request<pb::SearchSessionsRequest>,
     ) -> Result<Response<pb::SearchSessionsResponse>, Status> {
-        Err(not_built(
-            "Sessions.Search",
-            "full-text session search is not built yet",
-        ))
+        let req = request.into_inner();
+        let hits = session_ops::search(&self.state, req).await?;
+        Ok(Response::new(pb::SearchSessionsResponse { hits }))
     }
 
     async fn export(

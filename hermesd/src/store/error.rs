@@ -42,6 +42,9 @@ pub enum StoreError {
          (the one holding state.db)"
     )]
     ImportSource { path: String, detail: String },
+    /// A search query that cannot be run, with what is wrong in the user's words.
+    #[error("{0}")]
+    BadQuery(String),
     #[error("database pool for {path}: {message}")]
     Pool { path: String, message: String },
     #[error("database task failed: {0}")]

@@ -99,6 +99,9 @@ const MIGRATIONS: &[&str] = &[
     "#,
     // 4: sessions imported from a Python Hermes state.db, for incremental re-imports.
     super::hermes_import::IMPORT_MIGRATION,
+    // 5: CJK substring search: a bigram index of the messages that hold CJK text (its triggers
+    // call functions the daemon registers on every connection, see `search::register_functions`).
+    super::search::CJK_MIGRATION,
 ];
 
 /// The schema version this build writes.

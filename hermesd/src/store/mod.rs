@@ -10,7 +10,7 @@ mod messages;
 mod migrations;
 mod retention;
 mod rewind;
-mod search;
+pub mod search;
 mod sessions;
 mod skill_records;
 
@@ -31,7 +31,6 @@ pub use events::{StoredEvent, events_after, put_event, seq_before_last_messages}
 pub use messages::{MessageRow, NewMessage, append_message, copy_messages, list_messages};
 pub use retention::{delete_conversations, stale_conversations, vacuum_step};
 pub use rewind::{Undone, undo_last_exchange};
-pub use search::{MessageHit, fts_query, search_messages};
 pub use sessions::{
     Lineage, ListFilter, NewSession, SessionRow, delete_conversation, get_session, insert_session,
     list_sessions, resolve_conversation, resolve_reference, set_busy_policy, set_system_prompt,
@@ -63,6 +62,7 @@ impl Store {
         create_private(path)?;
         let writer = Connection::open(path).map_err(|e| StoreError::open(path, e))?;
         configure_writer(&writer).map_err(|e| StoreError::open(path, e))?;
+        search::register_functions(&writer).map_err(|e| StoreError::open(path, e))?;
         let found = migrations::version(&writer).map_err(|e| StoreError::open(path, e))?;
         if found > migrations::LATEST {
             return Err(StoreError::TooNew {
@@ -74,7 +74,10 @@ impl Store {
         migrations::apply(&writer).map_err(|e| StoreError::open(path, e))?;
         let manager = SqliteConnectionManager::file(path)
             .with_flags(OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-            .with_init(|c| c.execute_batch("PRAGMA busy_timeout = 5000;"));
+            .with_init(|c| {
+                c.execute_batch("PRAGMA busy_timeout = 5000;")?;
+                search::register_functions(c)
+            });
         let readers = r2d2::Pool::builder()
             .max_size(READERS)
             .min_idle(Some(0))

@@ -1,12 +1,16 @@
-//! `session_search`: recall past conversations. With a `query`, plain FTS5 over every stored
-//! message (one hit per session); with `session_id` + `around_message_id`, a window of that
-//! session's messages; with nothing, the most recent sessions.
+//! `session_search`: recall past conversations. With a `query`, the store's full-text search
+//! (lenient syntax, CJK by substring, one hit per conversation, the current one left out); with
+//! `session_id` + `around_message_id`, a window of messages around that one in its segment; with
+//! nothing, the most recent sessions.
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::{Concurrency, Tool, ToolContext, ToolError};
-use crate::store::{self, ListFilter, StoreError};
+use crate::store::{
+    self, ListFilter, StoreError,
+    search::{self, SearchQuery},
+};
 
 const DEFAULT_LIMIT: u64 = 3;
 const MAX_LIMIT: u64 = 10;
@@ -78,30 +82,25 @@ impl Tool for SessionSearchTool {
             }
             _ if query.is_empty() => store.read(move |conn| browse(conn, limit)).await,
             _ => {
-                let Some(fts) = store::fts_query(query) else {
+                if search::fts_query(query).is_none() {
                     return Err(ToolError::Arguments(
                         "the query has no words to search for".into(),
                     ));
+                }
+                let request = SearchQuery {
+                    text: query.to_string(),
+                    limit,
+                    role: args
+                        .get("role_filter")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    exclude_conversation: Some(ctx.session_id.clone()),
+                    lenient: true,
+                    ..SearchQuery::default()
                 };
-                let exclude = ctx.session_id.clone();
-                let role = args
-                    .get("role_filter")
-                    .and_then(Value::as_str)
-                    .map(str::to_string);
                 let sort = args.get("sort").and_then(Value::as_str).map(str::to_string);
-                let query = query.to_string();
                 store
-                    .read(move |conn| {
-                        discover(
-                            conn,
-                            &query,
-                            &fts,
-                            &exclude,
-                            role.as_deref(),
-                            sort.as_deref(),
-                            limit,
-                        )
-                    })
+                    .read(move |conn| discover(conn, &request, sort.as_deref()))
                     .await
             }
         };
@@ -125,14 +124,10 @@ fn rfc3339(ms: i64) -> String {
 
 fn discover(
     conn: &rusqlite::Connection,
-    query: &str,
-    fts: &str,
-    exclude: &str,
-    role: Option<&str>,
+    request: &SearchQuery,
     sort: Option<&str>,
-    limit: u32,
 ) -> Result<Value, StoreError> {
-    let mut hits = store::search_messages(conn, fts, Some(exclude), role, limit)?;
+    let mut hits = search::search(conn, request)?;
     match sort {
         Some("newest") => hits.sort_by_key(|h| std::cmp::Reverse(h.created_at)),
         Some("oldest") => hits.sort_by_key(|h| h.created_at),
@@ -142,18 +137,18 @@ fn discover(
         .iter()
         .map(|h| {
             json!({
-                "session_id": h.session_id,
+                "session_id": h.segment_id,
                 "title": h.title,
                 "source": h.source,
                 "when": rfc3339(h.created_at),
                 "match_message_id": h.message_id,
                 "role": h.role,
-                "excerpt": excerpt(&h.content),
+                "excerpt": excerpt(&h.snippet),
             })
         })
         .collect();
     let mut out = json!({
-        "success": true, "mode": "discover", "query": query,
+        "success": true, "mode": "discover", "query": request.text,
         "count": results.len(), "results": results,
     });
     if hits.is_empty() {
@@ -169,6 +164,23 @@ fn scroll(
     window: i64,
 ) -> Result<Value, StoreError> {
     let row = store::resolve_conversation(conn, session)?;
+    // The anchor may sit in an older segment of the conversation (before a compression).
+    let segments = store::conversation_segments(conn, &row.id)?;
+    let anchor_segment: Option<String> = conn
+        .query_row(
+            "SELECT session_id FROM messages WHERE id = ?1",
+            [anchor],
+            |r| r.get(0),
+        )
+        .map(Some)
+        .or_else(|e| match e {
+            rusqlite::Error::QueryReturnedNoRows => Ok(None),
+            e => Err(e),
+        })
+        .map_err(StoreError::sql("find the anchor message"))?;
+    let segment = anchor_segment
+        .filter(|s| segments.contains(s))
+        .unwrap_or_else(|| row.id.clone());
     let mut stmt = conn
         .prepare_cached(
             "SELECT id, role, content, created_at FROM messages
@@ -177,7 +189,7 @@ fn scroll(
         )
         .map_err(StoreError::sql("read window"))?;
     let messages: Vec<Value> = stmt
-        .query_map(rusqlite::params![row.id, anchor, window * 4], |r| {
+        .query_map(rusqlite::params![segment, anchor, window * 4], |r| {
             Ok(json!({
                 "id": r.get::<_, i64>(0)?,
                 "role": r.get::<_, String>(1)?,
@@ -189,7 +201,7 @@ fn scroll(
         .collect::<Result<_, _>>()
         .map_err(StoreError::sql("read window"))?;
     Ok(json!({
-        "success": true, "mode": "scroll", "session_id": row.id, "title": row.title,
+        "success": true, "mode": "scroll", "session_id": segment, "title": row.title,
         "messages": messages,
     }))
 }
