@@ -122,6 +122,14 @@ async fn passing_the_threshold_summarises_the_middle_into_a_linked_segment() {
         .collect();
     assert_eq!(kinds.iter().filter(|k| **k == "turn_finished").count(), 4);
     assert!(kinds.contains(&"notice"));
+    // Search reaches the summarised messages in the old segment, as one hit for the conversation.
+    let hits = home
+        .ctl_async(&["sessions", "search", "--json", "MIDDLEMARK"])
+        .await
+        .json();
+    assert_eq!(hits.as_array().unwrap().len(), 1);
+    assert_eq!(hits[0]["session_id"], new_id);
+    assert_eq!(hits[0]["segment_id"], first_id.as_str());
     let seqs: Vec<u64> = events::stored(&home.socket(), new_id)
         .await
         .iter()

@@ -157,7 +157,9 @@ async fn review(state: &Arc<DaemonState>, parent: &SessionRow, focus: Focus) -> 
         .store
         .write(move |tx| {
             let row = store::insert_session(tx, &new)?;
-            let copied = store::copy_messages(tx, &parent_id, &row.id)?;
+            // The conversation as it stands now (a compression may have moved it on).
+            let newest = store::resolve_conversation(tx, &parent_id)?;
+            let copied = store::copy_messages(tx, &newest.id, &row.id)?;
             Ok((row, copied))
         })
         .await
