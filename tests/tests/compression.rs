@@ -248,3 +248,64 @@ async fn compress_on_demand_continues_in_a_new_segment() {
     assert_eq!(nothing.code(), Some(1));
     assert!(nothing.err().contains("no session"), "{}", nothing.err());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_large_tool_result_mid_turn_moves_the_turn_to_a_new_segment() {
+    let server = FakeLlm::start(vec![
+        Reply::text("a1"),
+        Reply::text("a2"),
+        Reply::text("a3"),
+    ])
+    .await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, CONFIG);
+    let work = tempfile::tempdir().unwrap();
+    let big = work.path().join("big.txt");
+    server.push(Reply::tool_call(
+        "read_file",
+        &serde_json::json!({"path": big}).to_string(),
+    ));
+    server.push(Reply::text("SUMMARYTEXT"));
+    server.push(Reply::text("the file is long"));
+    let lines: String = (0..300)
+        .map(|i| format!("FILEMARK line {i}: the quick brown fox jumps over the lazy dog again\n"))
+        .collect();
+    std::fs::write(&big, lines).unwrap();
+    let id = three_long_turns(&home).await;
+    let last = send(&home, Some(&id), "read big.txt").await;
+    let requests = server.requests();
+    let sizes: Vec<(String, usize)> = requests
+        .iter()
+        .map(|r| (r.path.clone(), r.body.to_string().len()))
+        .collect();
+    assert_eq!(last["answer"], "the file is long", "{sizes:?}");
+    let chats: Vec<_> = requests
+        .iter()
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .collect();
+    assert!(
+        chats[4].tool_names().is_empty(),
+        "the summary comes after the tool result"
+    );
+    let final_request = all_text(chats[5]);
+    assert!(final_request.contains("SUMMARYTEXT") && final_request.contains("FILEMARK"));
+
+    // The turn finished in the new segment: its answer and closing event are stored there.
+    let new_id = last["session_id"].as_str().unwrap();
+    assert_ne!(new_id, id);
+    let shown = home
+        .ctl_async(&["sessions", "show", new_id, "--json"])
+        .await
+        .json();
+    let messages = shown["messages"].as_array().unwrap();
+    assert_eq!(messages.last().unwrap()["content"], "the file is long");
+    let new_events: Vec<&str> = events::stored(&home.socket(), &id)
+        .await
+        .iter()
+        .filter(|e| e.session_id == new_id)
+        .map(kind_name)
+        .collect();
+    assert!(new_events.contains(&"assistant_message"), "{new_events:?}");
+    assert_eq!(new_events.last(), Some(&"turn_finished"), "{new_events:?}");
+}

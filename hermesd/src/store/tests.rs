@@ -204,6 +204,141 @@ async fn compression_chain_is_one_conversation() {
     );
 }
 
+/// An encoded `UserMessage` event for message `id`, as the publisher stores it.
+fn user_event(id: i64) -> Vec<u8> {
+    use hermes_proto::pb::{self, session_event::Kind};
+    use prost::Message as _;
+    pb::SessionEvent {
+        kind: Some(Kind::UserMessage(pb::UserMessage {
+            message_id: id as u64,
+            text: String::new(),
+        })),
+        ..pb::SessionEvent::default()
+    }
+    .encode_to_vec()
+}
+
+#[tokio::test]
+async fn a_compressed_segment_continues_the_event_log_and_undo_takes_back_one_exchange() {
+    let (_dir, store) = open_temp();
+    let old = store
+        .write(|tx| {
+            let s = insert_session(tx, &new_session(Lineage::Root, None))?;
+            let m = append_message(tx, &s.id, &user("first"))?;
+            put_event(tx, &s.id, 1, Some("t1"), "turn_started", &[])?;
+            put_event(tx, &s.id, 2, Some("t1"), "user_message", &user_event(m))?;
+            Ok(s.id)
+        })
+        .await
+        .unwrap();
+    let from = old.clone();
+    let new = store
+        .write(move |tx| start_compressed_segment(tx, &from, &[user("summary of first")]))
+        .await
+        .unwrap();
+    assert_eq!(new.last_seq, 2, "numbering goes on");
+    assert_eq!(new.parent_session_id.as_deref(), Some(old.as_str()));
+    let again = old.clone();
+    let twice = store
+        .write(move |tx| start_compressed_segment(tx, &again, &[]))
+        .await
+        .unwrap_err();
+    assert!(matches!(twice, StoreError::Refused(_)), "{twice}");
+
+    let id = new.id.clone();
+    store
+        .write(move |tx| {
+            let m = append_message(tx, &id, &user("second"))?;
+            put_event(tx, &id, 3, Some("t2"), "turn_started", &[])?;
+            put_event(tx, &id, 4, Some("t2"), "user_message", &user_event(m))?;
+            append_message(
+                tx,
+                &id,
+                &NewMessage {
+                    role: "assistant".into(),
+                    content: "answer".into(),
+                    ..NewMessage::default()
+                },
+            )?;
+            put_event(tx, &id, 5, Some("t2"), "assistant_message", &[])
+        })
+        .await
+        .unwrap();
+    let chain = old.clone();
+    let seqs: Vec<i64> = store
+        .read(move |c| events_after(c, &chain, 0, 0))
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(seqs, [1, 2, 3, 4, 5], "one log across both segments");
+
+    let target = old.clone();
+    let undone = store
+        .write(move |tx| undo_last_exchange(tx, &target))
+        .await
+        .unwrap();
+    assert_eq!(undone.user_text, "second");
+    assert_eq!(undone.removed_messages, 2);
+    assert_eq!(undone.segment_id, new.id);
+    let chain = old.clone();
+    let seqs: Vec<i64> = store
+        .read(move |c| events_after(c, &chain, 0, 0))
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(
+        seqs,
+        [1, 2],
+        "the exchange's turn start and events went too"
+    );
+    let target = old.clone();
+    let nothing = store
+        .write(move |tx| {
+            undo_last_exchange(tx, &target)?;
+            undo_last_exchange(tx, &target)
+        })
+        .await
+        .unwrap_err();
+    assert!(matches!(nothing, StoreError::Refused(_)), "{nothing}");
+}
+
+#[tokio::test]
+async fn stale_conversations_are_found_by_their_newest_segment() {
+    let (_dir, store) = open_temp();
+    let (old, recent) = store
+        .write(|tx| {
+            let a = insert_session(tx, &new_session(Lineage::Root, None))?;
+            let b = insert_session(tx, &new_session(Lineage::Compression, Some(&a.id)))?;
+            let c = insert_session(tx, &new_session(Lineage::Root, None))?;
+            tx.execute(
+                "UPDATE sessions SET updated_at = 1000 WHERE id IN (?1, ?2)",
+                [&a.id, &b.id],
+            )
+            .unwrap();
+            Ok((b.id, c.id))
+        })
+        .await
+        .unwrap();
+    let stale = store.read(|c| stale_conversations(c, 5000)).await.unwrap();
+    assert_eq!(stale, [old.clone()]);
+    let removed = store
+        .write(move |tx| delete_conversations(tx, &stale))
+        .await
+        .unwrap();
+    assert_eq!(removed, 2, "both segments of the old chain");
+    let left = store
+        .read(|c| stale_conversations(c, i64::MAX))
+        .await
+        .unwrap();
+    assert_eq!(left, [recent]);
+    let free = store.with_writer_blocking(|c| vacuum_step(c, 100)).unwrap();
+    assert!(free >= 0);
+}
+
 #[test]
 fn garbage_file_is_reported_as_corrupt_with_the_path() {
     let dir = tempfile::tempdir().unwrap();
