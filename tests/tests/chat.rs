@@ -340,12 +340,7 @@ async fn history_slash_commands_title_undo_retry_branch_compress_and_resume() {
         .collect();
     assert!(titles.contains(&"side quest"), "{titles:?}");
     assert!(titles.contains(&"Chat history test"), "{titles:?}");
-    let chats: Vec<_> = server
-        .requests()
-        .into_iter()
-        .filter(|r| r.path.ends_with("/chat/completions"))
-        .collect();
-    let summary = &chats[6];
+    let summary = &server.chat_requests()[6];
     assert!(
         summary.tool_names().is_empty(),
         "the 7th call is the summary"

@@ -4,7 +4,7 @@
 
 use hermes_tests::{
     TestHome,
-    fake_llm::{FakeLlm, RecordedRequest, Reply},
+    fake_llm::{FakeLlm, Reply},
     home::StopOnDrop,
 };
 use serde_json::Value;
@@ -173,18 +173,12 @@ async fn titles_are_generated_after_the_first_exchange_and_editable() {
         .unwrap()
         .to_string();
     // The title is written in the background: wait for its request, then for the row.
-    let chats = |all: &[RecordedRequest]| -> Vec<RecordedRequest> {
-        all.iter()
-            .filter(|r| r.path.ends_with("/chat/completions"))
-            .cloned()
-            .collect()
-    };
     let mut seen = 0;
     let title_request = loop {
         let all = server
             .wait_for_requests(seen + 1, std::time::Duration::from_secs(10))
             .await;
-        if let Some(second) = chats(&all).get(1) {
+        if let Some(second) = server.chat_requests().get(1) {
             break second.clone();
         }
         assert!(all.len() > seen, "no title request came");
@@ -204,7 +198,7 @@ async fn titles_are_generated_after_the_first_exchange_and_editable() {
     assert_eq!(title.trim(), "Nginx reverse proxy setup");
     // A second turn asks for no new title.
     send(&home, Some(&id), "thanks").await;
-    assert_eq!(chats(&server.requests()).len(), 3);
+    assert_eq!(server.chat_requests().len(), 3);
     // The user can change it; the generated one never overwrites theirs.
     home.ctl_async(&["sessions", "title", &id, "My proxy notes"])
         .await

@@ -7,7 +7,6 @@
 use std::collections::BTreeSet;
 
 use hermes_tests::{TestHome, home::StopOnDrop};
-use serde_json::Value;
 
 /// Topics with a unique word each; session `s{i}` talks about `TOPICS[i]`.
 const TOPICS: [&str; 8] = [
@@ -43,7 +42,7 @@ fn corpus(path: &std::path::Path) {
     )
     .unwrap();
     let jan1 = 1_767_225_600.0; // 2026-01-01T00:00:00Z
-    let mut add = |id: &str, source: &str, day: f64, lines: &[(&str, String)]| {
+    let add = |id: &str, source: &str, day: f64, lines: &[(&str, String)]| {
         let at = jan1 + day * DAY;
         db.execute(
             "INSERT INTO sessions (id, source, title, started_at) VALUES (?1, ?2, ?3, ?4)",

@@ -112,24 +112,14 @@ impl Chat {
                 );
             }
             Slash::Undo => {
-                let undone = sessions
-                    .undo(pb::UndoSessionRequest {
-                        id: self.session.id.clone(),
-                    })
-                    .await?
-                    .into_inner();
+                let undone = self.undo(daemon).await?;
                 println!(
                     "removed the last exchange ({} messages)",
                     undone.removed_messages
                 );
             }
             Slash::Retry => {
-                let undone = sessions
-                    .undo(pb::UndoSessionRequest {
-                        id: self.session.id.clone(),
-                    })
-                    .await?
-                    .into_inner();
+                let undone = self.undo(daemon).await?;
                 println!("retrying: {}", undone.user_text);
                 // Sent by the main loop, as if typed again.
                 self.unsent = Some(undone.user_text);
@@ -198,6 +188,13 @@ impl Chat {
         *link = attach(daemon, &self.session.id, None).await?;
         self.last_seq = None;
         Ok(())
+    }
+
+    async fn undo(&self, daemon: &Daemon) -> Result<pb::UndoSessionResponse, CliError> {
+        let request = pb::UndoSessionRequest {
+            id: self.session.id.clone(),
+        };
+        Ok(daemon.sessions().undo(request).await?.into_inner())
     }
 
     async fn title(&mut self, daemon: &Daemon, title: Option<String>) -> Result<(), CliError> {

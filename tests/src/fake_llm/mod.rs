@@ -167,6 +167,15 @@ impl FakeLlm {
     }
 
     /// Waits until at least `n` requests arrived or `timeout` passed; returns all requests so far.
+    /// The model calls received (chat completions and Anthropic messages), without metadata
+    /// lookups such as `GET /v1/models`.
+    pub fn chat_requests(&self) -> Vec<RecordedRequest> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.path.ends_with("/chat/completions") || r.path.ends_with("/messages"))
+            .collect()
+    }
+
     pub async fn wait_for_requests(&self, n: usize, timeout: Duration) -> Vec<RecordedRequest> {
         let mut arrived = self.state.arrived.subscribe();
         let _ = tokio::time::timeout(timeout, arrived.wait_for(|count| *count >= n)).await;

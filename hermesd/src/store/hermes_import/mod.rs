@@ -33,8 +33,6 @@ mod test_support;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
-mod tests_bench;
-#[cfg(test)]
 mod tests_incremental;
 #[cfg(test)]
 mod tests_open;
