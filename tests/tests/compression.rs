@@ -6,7 +6,7 @@
 use hermes_tests::{
     TestHome,
     events::{self, kind_name},
-    fake_llm::{FakeLlm, RecordedRequest, Reply},
+    fake_llm::{FakeLlm, FakeModel, RecordedRequest, Reply},
     home::StopOnDrop,
 };
 use serde_json::Value;
@@ -308,4 +308,35 @@ async fn a_large_tool_result_mid_turn_moves_the_turn_to_a_new_segment() {
         .collect();
     assert!(new_events.contains(&"assistant_message"), "{new_events:?}");
     assert_eq!(new_events.last(), Some(&"turn_finished"), "{new_events:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plausible_limit_in_an_overflow_error_becomes_the_known_window() {
+    let server = FakeLlm::start(vec![
+        Reply::text("a1"),
+        Reply::text("a2"),
+        Reply::text("a3"),
+        // "maximum context length is 8192 tokens"
+        Reply::context_overflow(),
+        Reply::text("SUMMARYTEXT"),
+        Reply::text("a4"),
+    ])
+    .await
+    .with_models(vec![
+        FakeModel::new("fake-model").with_context_length(100_000),
+    ]);
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(
+        &server,
+        "model:\n  max_retries: 0\ncompression:\n  enabled: true\n  protect_first_n: 1\n  protect_last_n: 2\n",
+    );
+    let before = home.ctl_async(&["model", "show", "--json"]).await.json();
+    assert_eq!(before["context_length"], 100_000);
+    let id = three_long_turns(&home).await;
+    let last = send(&home, Some(&id), "short question").await;
+    assert_eq!(last["answer"], "a4");
+    let after = home.ctl_async(&["model", "show", "--json"]).await.json();
+    assert_eq!(after["context_length"], 8192);
+    assert_eq!(after["context_source"], "provider error");
 }

@@ -324,7 +324,7 @@ async fn stale_conversations_are_found_by_their_newest_segment() {
         .await
         .unwrap();
     let stale = store.read(|c| stale_conversations(c, 5000)).await.unwrap();
-    assert_eq!(stale, [old.clone()]);
+    assert_eq!(stale, [old]);
     let removed = store
         .write(move |tx| delete_conversations(tx, &stale))
         .await

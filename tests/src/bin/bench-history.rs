@@ -108,10 +108,21 @@ fn long_session() -> Vec<NewMessage> {
     rows
 }
 
-async fn compression_samples(store: &Store, runs: usize) -> (Vec<Duration>, u64, u64) {
+/// Times of compressing a 200-message session without the model: (reading the segment,
+/// preparing and assembling the new context; storing the new segment), and the token estimates.
+struct Compression {
+    total: Vec<Duration>,
+    rebuild: Vec<Duration>,
+    tokens: (u64, u64),
+}
+
+async fn compression_samples(store: &Store, runs: usize) -> Compression {
     let settings = compress::CompressionSettings::default();
-    let mut samples = Vec::new();
-    let mut tokens = (0, 0);
+    let mut out = Compression {
+        total: Vec::new(),
+        rebuild: Vec::new(),
+        tokens: (0, 0),
+    };
     for _ in 0..runs {
         let session = store
             .write(|tx| {
@@ -133,6 +144,13 @@ async fn compression_samples(store: &Store, runs: usize) -> (Vec<Duration>, u64,
             })
             .await
             .unwrap();
+        // The setup's writes leave a WAL to checkpoint; that debt is not the compression's.
+        store
+            .with_writer_blocking(|conn| {
+                conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+                    .map_err(store::StoreError::sql("checkpoint"))
+            })
+            .unwrap();
         let began = Instant::now();
         let id = session.id.clone();
         let messages: Vec<ChatMessage> = store
@@ -148,15 +166,16 @@ async fn compression_samples(store: &Store, runs: usize) -> (Vec<Duration>, u64,
             compress::SummaryOutcome::Summary("Goal: fix the build.\nProgress: …".into()),
         );
         let rows = stored_rows(&compressed.messages);
+        out.rebuild.push(began.elapsed());
         let from = session.id.clone();
         store
             .write(move |tx| store::start_compressed_segment(tx, &from, &rows))
             .await
             .unwrap();
-        samples.push(began.elapsed());
-        tokens = (compressed.tokens_before, compressed.tokens_after);
+        out.total.push(began.elapsed());
+        out.tokens = (compressed.tokens_before, compressed.tokens_after);
     }
-    (samples, tokens.0, tokens.1)
+    out
 }
 
 #[tokio::main]
@@ -199,25 +218,33 @@ async fn main() {
     let mut rows = Vec::new();
     for (label, ranking, target) in [
         (
-            "sessions search, store level, newest 1,000 matches ranked",
+            "sessions search, store level, default ranking (newest matches, informative words)",
             Ranking::default(),
             "median < 2 ms, p95 < 10 ms",
         ),
         (
             "sessions search, store level, every match ranked (--all-matches)",
             Ranking::All,
-            "(Python: 4.54 / 35.0 ms)",
+            "(Python, BM25 over every match: 4.54 / 35.0 ms)",
         ),
     ] {
         search_pass(&store, ranking).await;
         let mut samples = search_pass(&store, ranking).await;
         rows.push(Row::with_p95(label.to_string(), &mut samples, target));
     }
-    let (mut samples, before, after) = compression_samples(&store, 15).await;
+    let mut compression = compression_samples(&store, 21).await;
+    let (before, after) = compression.tokens;
     rows.push(Row::from_samples(
-        format!("compress a 200-message session (~{before} → ~{after} tokens), model excluded"),
-        &mut samples,
+        format!(
+            "compress a 200-message session (~{before} → ~{after} tokens), model excluded: read, rebuild, store"
+        ),
+        &mut compression.total,
         "< 20 ms",
+    ));
+    rows.push(Row::from_samples(
+        "… of which reading the segment and rebuilding the context".into(),
+        &mut compression.rebuild,
+        "",
     ));
     print("long conversations", &rows);
 }

@@ -1,11 +1,11 @@
 //! Gathering hits: windows of matches from each index, ranked, then walked best first keeping
 //! the first admitted message of each conversation until the limit.
 //!
-//! Default ranking without narrowing filters reads bare FTS5 windows (the index alone) and
-//! reads where a message is only when the walk reaches it, a few at a time; when filters turned
-//! candidates away and the limit is not reached, the walk goes on over older matches filtered
-//! in SQL. Narrowing filters are applied in SQL from the start, so the window holds the newest
-//! matches that pass them.
+//! Without narrowing filters the windows are bare (read from the FTS5 index alone) and the walk
+//! reads where a message is (segment, filters) only when it reaches it, a few at a time. With
+//! them (role, source, dates) the windows are joined and filtered in SQL, so they hold the
+//! newest matches that pass. The walk skips messages of conversations already taken without
+//! reading them, by listing a segment's messages from the `messages_by_session` index.
 
 use std::collections::{HashMap, HashSet};
 
@@ -38,7 +38,7 @@ pub(super) struct Chosen {
 /// Places read in one statement when the walk reaches an unread candidate; fewer in a dense
 /// window, where the next candidates are mostly in the same segment and get skipped.
 const PLACE_BATCH: usize = 16;
-const CLUSTERED_PLACE_BATCH: usize = 1;
+const DENSE_PLACE_BATCH: usize = 1;
 /// How many windows of matches [`Collector::recent`] reads at most to fill the limit.
 const EXTEND: i64 = 8;
 
@@ -63,6 +63,14 @@ impl Skip {
             .any(|&(first, last)| (first..=last).contains(&id))
             || self.ids.contains(&id)
     }
+}
+
+/// What [`Collector::ranked_round`] read: candidates newest first, the places that came with
+/// them, and whether any index had more matches than it took.
+struct Round {
+    candidates: Vec<Candidate>,
+    places: HashMap<i64, Place>,
+    more: bool,
 }
 
 /// The walk's state: conversations found so far and what it has learnt on the way.
@@ -122,53 +130,85 @@ impl<'c> Collector<'c> {
             candidates = merge(candidates, found, -1);
             places.extend(found_places);
         }
-        self.walk(candidates, places, false).map(drop)
+        self.walk(candidates, places, false)
     }
 
     /// The newest `window` matches ranked ([`super::Ranking::Recent`]); then, while the limit
     /// is not reached and more matches exist, older matches newest first, in chunks doubling
-    /// in size, up to `EXTEND` windows in all.
+    /// in size, up to `EXTEND` windows in all. With no word to rank by, every match ties and
+    /// the whole walk is newest first.
     pub fn recent(&mut self, sides: &[Side], window: i64) -> Result<(), StoreError> {
-        let (candidates, places, mut more) = self.round(sides, i64::MAX, window, true)?;
-        let mut below = candidates.iter().map(|c| c.id).min();
-        self.walk(candidates, places, !self.filters.narrow())?;
-        let cap = window.saturating_mul(EXTEND);
-        let (mut read, mut chunk) = (window, window);
-        while let Some(oldest) = below.filter(|_| more && read < cap && !self.full()) {
-            chunk = chunk.saturating_mul(2).min(cap - read);
-            let (candidates, places, more_found) = self.round(sides, oldest, chunk, false)?;
-            (more, read) = (more_found, read + chunk);
-            below = candidates.iter().map(|c| c.id).min();
-            self.walk(candidates, places, !self.filters.narrow())?;
+        let narrow = self.filters.narrow();
+        let mut below = i64::MAX;
+        let mut rest = window.saturating_mul(EXTEND);
+        let mut chunk = window;
+        if sides.iter().any(|side| !side.informative.is_empty()) {
+            let Round {
+                candidates,
+                places,
+                more,
+            } = self.ranked_round(sides, window)?;
+            let Some(oldest) = candidates.iter().map(|c| c.id).min() else {
+                return Ok(());
+            };
+            self.walk(candidates, places, !narrow)?;
+            if !more || self.full() {
+                return Ok(());
+            }
+            (below, rest, chunk) = (oldest, rest - window, window.saturating_mul(2));
+        }
+        // One open statement per side, read a chunk at a time: re-opening below the last id
+        // would make FTS5 seek backwards through its doclists again each time.
+        let conn = self.conn;
+        let mut statements = sides
+            .iter()
+            .map(|side| window::stream_statement(conn, side.index, narrow))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut streams = Vec::with_capacity(sides.len());
+        for (statement, side) in statements.iter_mut().zip(sides) {
+            let rows =
+                window::open_stream(statement, &side.fts, &self.filters, narrow, below, rest)?;
+            streams.push((rows, side.index, true));
+        }
+        while rest > 0 && !self.full() {
+            let count = chunk.min(rest);
+            let mut candidates = Vec::new();
+            let mut places = HashMap::new();
+            for (rows, index, open) in streams.iter_mut().filter(|(_, _, open)| *open) {
+                let mut found = Vec::new();
+                let read = window::pull(rows, *index, narrow, count, &mut found, &mut places)?;
+                *open = read == count;
+                candidates = merge(candidates, found, count);
+            }
+            if candidates.is_empty() {
+                break;
+            }
+            rest -= count;
+            chunk = chunk.saturating_mul(2);
+            self.walk(candidates, places, !narrow)?;
+            if streams.iter().all(|(_, _, open)| !open) {
+                break;
+            }
         }
         Ok(())
     }
 
-    /// The newest `limit` matches below rowid `below` from every side, merged; scored when
-    /// `rank`. Narrowing filters are applied in SQL (the places come with the matches), else
-    /// the windows are bare. Also tells whether any side had more matches than it took.
-    fn round(
-        &self,
-        sides: &[Side],
-        below: i64,
-        limit: i64,
-        rank: bool,
-    ) -> Result<(Vec<Candidate>, HashMap<i64, Place>, bool), StoreError> {
+    /// The newest `limit` matches from every side, merged and scored (see [`rank`]). Narrowing
+    /// filters are applied in SQL (the places come with the matches), else the windows are
+    /// bare. Also tells whether any side had more matches than it took.
+    fn ranked_round(&self, sides: &[Side], limit: i64) -> Result<Round, StoreError> {
         let mut candidates = Vec::new();
         let mut places = HashMap::new();
         let mut more = false;
         for side in sides {
-            let words: Vec<&str> = match rank {
-                true => side.informative.iter().map(String::as_str).collect(),
-                false => Vec::new(),
-            };
+            let words: Vec<&str> = side.informative.iter().map(String::as_str).collect();
             let found = if self.filters.narrow() {
                 let (found, found_places) = window::filtered(
                     self.conn,
                     side.index,
                     &side.fts,
                     &self.filters,
-                    below,
+                    i64::MAX,
                     limit,
                     false,
                 )?;
@@ -176,7 +216,7 @@ impl<'c> Collector<'c> {
                 let ids: Vec<i64> = found.iter().map(|c| c.id).collect();
                 scored(self.conn, side.index, &words, &ids)?
             } else if side.single_word && !words.is_empty() {
-                rank::scored_window(self.conn, side.index, &side.fts, below, limit)?
+                rank::scored_window(self.conn, side.index, &side.fts, limit)?
                     .into_iter()
                     .map(|(id, score)| Candidate {
                         id,
@@ -184,31 +224,40 @@ impl<'c> Collector<'c> {
                         index: side.index,
                     })
                     .collect()
+            } else if !side.single_word {
+                let (ids, more_found) =
+                    window::bare_selective(self.conn, side.index, &side.fts, limit)?;
+                more |= more_found;
+                scored(self.conn, side.index, &words, &ids)?
             } else {
-                let ids = window::bare(self.conn, side.index, &side.fts, below, limit)?;
+                let ids = window::bare(self.conn, side.index, &side.fts, i64::MAX, limit)?;
                 scored(self.conn, side.index, &words, &ids)?
             };
             more |= found.len() as i64 == limit;
             candidates = merge(candidates, found, limit);
         }
-        Ok((candidates, places, more))
+        Ok(Round {
+            candidates,
+            places,
+            more,
+        })
     }
 
     /// Walk `candidates` best first (ties: newest first), keeping the first admitted message
-    /// of each conversation; returns whether filters turned any candidate away. Places not in
-    /// `places` are read in batches. `bare`: once a segment whose conversation is taken shows
-    /// up again, its other messages in the window are listed (an index range) and skipped.
+    /// of each conversation. Places not in `places` are read in batches. `bare` (the places are
+    /// not known beforehand): messages of a segment whose conversation is taken are listed
+    /// and skipped, at once in a dense window, else once the segment has turned up twice more.
     fn walk(
         &mut self,
         mut candidates: Vec<Candidate>,
         mut places: HashMap<i64, Place>,
         bare: bool,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<(), StoreError> {
         let (Some(low), Some(high)) = (
             candidates.iter().map(|c| c.id).min(),
             candidates.iter().map(|c| c.id).max(),
         ) else {
-            return Ok(false);
+            return Ok(());
         };
         // Unscored candidates come newest first, so a chosen segment's newer messages are
         // behind the walk and only its older ones need skipping.
@@ -216,13 +265,11 @@ impl<'c> Collector<'c> {
         if scored {
             candidates.sort_unstable_by_key(rank_key);
         }
-        // Clustered: segments recur among the candidates (seen once one does, or assumed when
-        // most ids in the window's range match), so each chosen segment's other messages are
-        // looked up at once and skipped rather than read one by one.
-        let mut clustered = bare && high - low + 1 <= 4 * candidates.len() as i64;
+        // Dense: at least one id in eight of the window's range matches.
+        let dense = bare && high - low < 8 * candidates.len() as i64;
+        let mut repeats: HashMap<String, u32> = HashMap::new();
         let mut skip = Skip::default();
         let mut listed = HashSet::new();
-        let mut turned_away = false;
         for (i, candidate) in candidates.iter().enumerate() {
             if self.full() {
                 break;
@@ -231,8 +278,8 @@ impl<'c> Collector<'c> {
                 continue;
             }
             if !places.contains_key(&candidate.id) {
-                let size = if clustered {
-                    CLUSTERED_PLACE_BATCH
+                let size = if dense {
+                    DENSE_PLACE_BATCH
                 } else {
                     PLACE_BATCH
                 };
@@ -248,7 +295,6 @@ impl<'c> Collector<'c> {
                 continue;
             };
             if !place.admitted || self.excluded.contains(&place.segment) {
-                turned_away = true;
                 continue;
             }
             if self.cjk_rows
@@ -259,8 +305,12 @@ impl<'c> Collector<'c> {
             }
             let conversation = self.conversation(&place)?;
             let new = !self.seen.contains(&conversation);
-            clustered |= bare && !new;
-            if bare && clustered && listed.insert(place.segment.clone()) {
+            let repeated = !new && {
+                let count = repeats.entry(place.segment.clone()).or_default();
+                *count += 1;
+                *count >= 2
+            };
+            if bare && (dense || repeated) && listed.insert(place.segment.clone()) {
                 let upto = if scored { high } else { candidate.id };
                 skip.add(rows::segment_messages(
                     self.conn,
@@ -278,7 +328,7 @@ impl<'c> Collector<'c> {
                 });
             }
         }
-        Ok(turned_away)
+        Ok(())
     }
 
     /// The conversation (newest segment) of the segment at `place`.
@@ -339,7 +389,7 @@ fn merge(mut candidates: Vec<Candidate>, more: Vec<Candidate>, window: i64) -> V
         .collect();
     candidates.extend(more);
     candidates.retain(|c| c.index == Index::Cjk || !cjk.contains(&c.id));
-    candidates.sort_unstable_by(|a, b| b.id.cmp(&a.id));
+    candidates.sort_unstable_by_key(|c| std::cmp::Reverse(c.id));
     if window >= 0 {
         candidates.truncate(window as usize);
     }

@@ -1,5 +1,12 @@
 //! Full-text search over stored messages: the query language, CJK substring search through a
 //! second FTS5 index, filters, bounded bm25 ranking and one hit per conversation.
+//!
+//! A query is parsed once ([`query`]) and written as FTS5 for each index it must ask
+//! ([`render`]): `messages_fts` (unicode61 over the text) unless every match needs CJK text,
+//! and `messages_cjk` (bigrams, see [`cjk`]) when it has rows. A message with CJK text is
+//! judged by `messages_cjk` only. Matches are gathered newest first and ranked ([`collect`],
+//! [`rank`]), collapsed to the best message of each conversation, then given their details,
+//! titles and snippets ([`snippet`]).
 
 mod cjk;
 mod collect;
@@ -12,7 +19,7 @@ mod snippet;
 mod tests;
 mod window;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use rusqlite::Connection;
 
@@ -24,16 +31,20 @@ use window::Filters;
 pub use cjk::{CJK_MIGRATION, cjk_terms, has_cjk, is_cjk, register_functions};
 pub use query::MAX_QUERY_BYTES;
 
-/// Matches ranked by the default [`Ranking::Recent`].
+/// Matches ranked by the default [`Ranking::Recent`]. (bm25 costs FTS5 a docsize lookup per
+/// message: at 1,000 the median of the benchmark in `tests/bench.rs` is about 1.5× higher.)
 pub const DEFAULT_WINDOW: u32 = 250;
 
 /// How matches are ranked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ranking {
-    /// Rank by bm25 only the newest this-many matching messages (after the filters): the work
-    /// stays bounded however common the words are.
+    /// Rank by bm25 the newest this-many matching messages (of those passing the role, source
+    /// and date filters, when given), over the query's informative words (see `rank.rs`). When
+    /// they hold fewer than `limit` conversations, older matches follow newest first, up to 8
+    /// windows in all. The work stays bounded however common the words are.
     Recent(u32),
-    /// Rank every matching message by bm25 (slow for common words on a large history).
+    /// Rank every matching message by FTS5 bm25 of the whole query (slow for common words on
+    /// a large history).
     All,
 }
 
@@ -81,8 +92,10 @@ pub struct SearchHit {
     pub role: String,
     /// Text around the match, matched words between « and ».
     pub snippet: String,
-    /// FTS5 bm25 of the message: lower (more negative) is better. Messages with CJK text are
-    /// scored in the bigram index, so their scores are only roughly comparable with others.
+    /// FTS5 bm25, lower (more negative) is better: over the query's informative words with
+    /// [`Ranking::Recent`] (0 when the message has none of them or came after the ranked
+    /// window), over the whole query with [`Ranking::All`]. Messages with CJK text are scored
+    /// in the bigram index, so their scores are only roughly comparable with others.
     pub score: f64,
     /// When the message was stored (epoch milliseconds).
     pub created_at: i64,
@@ -102,7 +115,8 @@ pub fn check_query(text: &str) -> Result<(), StoreError> {
 }
 
 /// Search stored messages: the best hit of each conversation, best first, at most `limit`.
-/// Filters apply to messages before they are grouped by conversation.
+/// Filters apply to messages before they are grouped by conversation. Needs no SQL function
+/// on `conn` (a read-only reader is fine).
 pub fn search(conn: &Connection, query: &SearchQuery) -> Result<Vec<SearchHit>, StoreError> {
     let expr = if query.lenient {
         query::parse_lenient(&query.text)
@@ -143,6 +157,7 @@ pub fn search(conn: &Connection, query: &SearchQuery) -> Result<Vec<SearchHit>, 
     finish(conn, &expr, &sides, collector.chosen)
 }
 
+/// What to ask `index` for `expr`.
 fn side(
     conn: &Connection,
     expr: &query::Expr,
@@ -176,10 +191,6 @@ fn finish(
         .collect();
     let only = (!informative.is_empty()).then_some(&informative);
     let needles = snippet::needles(expr, only);
-    let mut snippets: HashMap<i64, String> = rows::contents(conn, &ids)?
-        .into_iter()
-        .map(|(id, content)| (id, snippet::snippet(&content, &needles)))
-        .collect();
     let mut hits = Vec::with_capacity(chosen.len());
     for Chosen {
         candidate,
@@ -201,7 +212,7 @@ fn finish(
             source: details.source,
             message_id: candidate.id,
             role: details.role,
-            snippet: snippets.remove(&candidate.id).unwrap_or_default(),
+            snippet: snippet::snippet(&details.content, &needles),
             score: candidate.score,
             created_at: details.created_at,
         });

@@ -3,65 +3,55 @@
 //! FTS5's bm25 counts, on every query, all documents containing each phrase of the query (for
 //! the IDF). For a word in most messages that count is a scan of most of the index and costs
 //! more than the rest of the search together, while such a word's IDF is near zero and hardly
-//! moves the ranking. So each word of the query is first judged from its newest few matches: a
+//! moves the ranking. So each word of the query is first judged from a sample of its matches: a
 //! word found in at least 1 of every [`COMMON_ONE_IN`] messages still filters but does not
 //! score; the others are scored by bm25 over the window's messages. Phrases are scored by their
 //! words (evaluating a phrase of common words again would cost as much as the search).
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use rusqlite::{Connection, Row, params};
 
 use super::super::StoreError;
 use super::render::Index;
 
-/// Newest matches of a word looked at to judge how common it is.
+/// Matches of a word looked at to judge how common it is.
 const SAMPLE: i64 = 200;
 /// A word matching at least one message in this many is too common to score by.
 const COMMON_ONE_IN: i64 = 20;
 
-/// How many of the newest ?2 matches of ?1 there are, and the oldest of their rowids.
+/// How many of the oldest ?2 matches of ?1 there are, and the newest of their rowids (read in
+/// rowid order, which FTS5 does more cheaply than newest first).
+#[rustfmt::skip]
 macro_rules! sample_sql {
     ($table:literal) => {
         concat!(
-            "SELECT count(*), min(rowid) FROM (SELECT rowid FROM ",
-            $table,
-            " WHERE ",
-            $table,
-            " MATCH ?1 ORDER BY rowid DESC LIMIT ?2)"
+            "SELECT count(*), max(rowid) FROM (SELECT rowid FROM ", $table, " WHERE ", $table,
+            " MATCH ?1 LIMIT ?2)"
         )
     };
 }
 
-/// The newest ?3 matches of ?1 below rowid ?2 with their bm25.
+/// The newest ?2 matches of ?1 with their bm25.
+#[rustfmt::skip]
 macro_rules! scored_window_sql {
     ($table:literal) => {
         concat!(
-            "SELECT rowid, bm25(",
-            $table,
-            ") FROM ",
-            $table,
-            " WHERE ",
-            $table,
-            " MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC LIMIT ?3"
+            "SELECT rowid, bm25(", $table, ") FROM ", $table, " WHERE ", $table,
+            " MATCH ?1 ORDER BY rowid DESC LIMIT ?2"
         )
     };
 }
 
 /// bm25 of the matches of ?1 with rowids in ?2..=?3 (and, with `$only`, listed in the JSON
 /// array ?4, so that bm25 is computed for those only).
+#[rustfmt::skip]
 macro_rules! rank_sql {
     ($table:literal, $only:literal) => {
         concat!(
-            "SELECT rowid, bm25(",
-            $table,
-            ") FROM ",
-            $table,
-            " WHERE ",
-            $table,
-            " MATCH ?1 AND rowid BETWEEN ?2 AND ?3",
-            $only,
-            " ORDER BY rowid DESC"
+            "SELECT rowid, bm25(", $table, ") FROM ", $table, " WHERE ", $table,
+            " MATCH ?1 AND rowid BETWEEN ?2 AND ?3", $only
         )
     };
 }
@@ -78,7 +68,7 @@ fn id_and_score(row: &Row<'_>) -> rusqlite::Result<(i64, f64)> {
 }
 
 /// The words among `words` (one-word FTS5 phrases) rare enough to score by: all their matches
-/// fewer than `SAMPLE`, or under one message in `COMMON_ONE_IN` over the span of their newest
+/// fewer than `SAMPLE`, or under one message in `COMMON_ONE_IN` over the span of their first
 /// `SAMPLE` matches.
 pub(super) fn informative(
     conn: &Connection,
@@ -95,10 +85,11 @@ pub(super) fn informative(
         .map_err(StoreError::sql("rank search results"))?;
     let mut out = Vec::with_capacity(words.len());
     for word in words {
-        let (count, oldest): (i64, Option<i64>) = stmt
+        let (count, last): (i64, Option<i64>) = stmt
             .query_row(params![&word, SAMPLE], |row| Ok((row.get(0)?, row.get(1)?)))
             .map_err(StoreError::sql("rank search results"))?;
-        let span = newest_id - oldest.unwrap_or(newest_id) + 1;
+        // Ids start at 1: the sample spans 1..=last.
+        let span = last.unwrap_or(newest_id).max(1);
         if count < SAMPLE || count.saturating_mul(COMMON_ONE_IN) < span {
             out.push(word);
         }
@@ -106,13 +97,11 @@ pub(super) fn informative(
     Ok(out)
 }
 
-/// The newest `limit` matches of `fts` (a one-word query) below rowid `below` with their
-/// bm25, newest first.
+/// The newest `limit` matches of `fts` (a one-word query) with their bm25, newest first.
 pub(super) fn scored_window(
     conn: &Connection,
     index: Index,
     fts: &str,
-    below: i64,
     limit: i64,
 ) -> Result<Vec<(i64, f64)>, StoreError> {
     let sql = match index {
@@ -122,7 +111,7 @@ pub(super) fn scored_window(
     let mut stmt = conn
         .prepare_cached(sql)
         .map_err(StoreError::sql("search messages"))?;
-    stmt.query_map(params![fts, below, limit], id_and_score)
+    stmt.query_map(params![fts, limit], id_and_score)
         .and_then(|rows| rows.collect::<Result<_, _>>())
         .map_err(StoreError::sql("search messages"))
 }
@@ -173,7 +162,8 @@ pub(super) fn json_ids(ids: &[i64]) -> String {
         if i > 0 {
             out.push(',');
         }
-        out.push_str(&id.to_string());
+        // Writing to a String cannot fail.
+        let _ = write!(out, "{id}");
     }
     out.push(']');
     out

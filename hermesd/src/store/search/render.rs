@@ -1,6 +1,6 @@
 //! Turn a parsed query into FTS5 MATCH expressions: one for `messages_fts` (unicode61 over the
-//! raw text) and one for `messages_cjk` (CJK runs as bigram phrases), plus the words to mark in
-//! snippets built outside FTS5.
+//! raw text) and one for `messages_cjk` (CJK runs as bigram phrases), and the words a match
+//! contains, for ranking.
 
 use super::cjk::{Piece, has_cjk, pieces, push_bigrams};
 use super::query::{Expr, Term};

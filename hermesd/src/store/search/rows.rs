@@ -1,5 +1,6 @@
-//! Reads of single rows and small batches around a search: where matched messages are,
-//! their details, compression chains, titles, snippets and text.
+//! Reads of single rows and small batches around a search: where matched messages are, the
+//! messages of a segment, their details and text, compression chains and titles, and whether
+//! `messages_cjk` holds a message.
 
 use std::collections::{HashMap, HashSet};
 
@@ -68,13 +69,14 @@ pub(super) struct Details {
     pub source: String,
     /// The segment's own title.
     pub title: Option<String>,
+    pub content: String,
 }
 
 /// Details of the messages `ids`, in one statement.
 pub(super) fn details(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, Details>, StoreError> {
     let mut stmt = conn
         .prepare_cached(
-            "SELECT m.id, m.role, m.created_at, s.source, s.title
+            "SELECT m.id, m.role, m.created_at, s.source, s.title, m.content
              FROM messages m JOIN sessions s ON s.id = m.session_id
              WHERE m.id IN (SELECT value FROM json_each(?1))",
         )
@@ -85,6 +87,7 @@ pub(super) fn details(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, Det
             created_at: row.get(2)?,
             source: row.get(3)?,
             title: row.get(4)?,
+            content: row.get(5)?,
         };
         Ok((row.get(0)?, details))
     })
@@ -101,20 +104,29 @@ pub(super) fn segment_messages(
     low: i64,
     high: i64,
 ) -> Result<SegmentMessages, StoreError> {
-    let (first, last, count): (Option<i64>, Option<i64>, i64) = conn
-        .prepare_cached(
-            "SELECT min(id), max(id), count(*) FROM messages
-             WHERE session_id = ?1 AND id BETWEEN ?2 AND ?3",
-        )
-        .and_then(|mut stmt| {
-            stmt.query_row(params![segment, low, high], |row| {
-                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-            })
-        })
-        .map_err(StoreError::sql("list a segment's messages"))?;
+    let bounds = |sql: &str| -> Result<Option<i64>, StoreError> {
+        conn.prepare_cached(sql)
+            .and_then(|mut stmt| stmt.query_row(params![segment, low, high], |row| row.get(0)))
+            .optional()
+            .map(Option::flatten)
+            .map_err(StoreError::sql("list a segment's messages"))
+    };
+    let first = bounds(
+        "SELECT id FROM messages WHERE session_id = ?1 AND id BETWEEN ?2 AND ?3 ORDER BY id LIMIT 1",
+    )?;
+    let last = bounds(
+        "SELECT id FROM messages WHERE session_id = ?1 AND id BETWEEN ?2 AND ?3
+         ORDER BY id DESC LIMIT 1",
+    )?;
     let (Some(first), Some(last)) = (first, last) else {
         return Ok(SegmentMessages::Ids(Vec::new()));
     };
+    let count: i64 = conn
+        .prepare_cached(
+            "SELECT count(*) FROM messages WHERE session_id = ?1 AND id BETWEEN ?2 AND ?3",
+        )
+        .and_then(|mut stmt| stmt.query_row(params![segment, first, last], |row| row.get(0)))
+        .map_err(StoreError::sql("list a segment's messages"))?;
     if last - first + 1 == count {
         return Ok(SegmentMessages::Range(first, last));
     }
@@ -226,16 +238,4 @@ pub(super) fn title(conn: &Connection, newest: &str) -> Result<Option<String>, S
         }
     }
     Ok(found)
-}
-
-/// The stored text of the messages `ids`.
-pub(super) fn contents(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, String>, StoreError> {
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT id, content FROM messages WHERE id IN (SELECT value FROM json_each(?1))",
-        )
-        .map_err(StoreError::sql("read matched messages"))?;
-    stmt.query_map([json_ids(ids)], |row| Ok((row.get(0)?, row.get(1)?)))
-        .and_then(|rows| rows.collect())
-        .map_err(StoreError::sql("read matched messages"))
 }

@@ -20,7 +20,11 @@ pub(super) struct Needle {
 }
 
 fn fold(c: char) -> char {
-    c.to_lowercase().next().unwrap_or(c)
+    if c.is_ascii() {
+        c.to_ascii_lowercase()
+    } else {
+        c.to_lowercase().next().unwrap_or(c)
+    }
 }
 
 /// The words and CJK runs of the terms a matching message contains (terms under NOT left out),
@@ -77,11 +81,11 @@ fn word_char(c: char) -> bool {
 /// char by char), if any.
 fn match_at(folded: &[char], at: usize, needles: &[Needle]) -> Option<usize> {
     let first = folded[at];
-    let starts_word = at == 0 || !word_char(folded[at - 1]);
+    let starts_word = || at == 0 || !word_char(folded[at - 1]);
     needles
         .iter()
         .find(|needle| {
-            if needle.chars.first() != Some(&first) || !(needle.cjk || starts_word) {
+            if needle.chars.first() != Some(&first) || !(needle.cjk || starts_word()) {
                 return false;
             }
             let end = at + needle.chars.len();

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{Connection, params};
+use rusqlite::{CachedStatement, Connection, Rows, params};
 
 use super::super::StoreError;
 use super::render::Index;
@@ -22,20 +22,27 @@ macro_rules! admitted_sql {
 pub(super) use admitted_sql;
 
 /// Rowids of the newest ?3 matches of ?1 below rowid ?2.
+#[rustfmt::skip]
 macro_rules! bare_sql {
     ($table:literal) => {
         concat!(
-            "SELECT rowid FROM ",
-            $table,
-            " WHERE ",
-            $table,
-            " MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC LIMIT ?3"
+            "SELECT rowid FROM ", $table, " WHERE ", $table, " MATCH ?1 AND rowid < ?2
+             ORDER BY rowid DESC LIMIT ?3"
         )
+    };
+}
+
+/// Rowids of the oldest ?2 matches of ?1, oldest first (FTS5's cheapest order).
+#[rustfmt::skip]
+macro_rules! oldest_sql {
+    ($table:literal) => {
+        concat!("SELECT rowid FROM ", $table, " WHERE ", $table, " MATCH ?1 LIMIT ?2")
     };
 }
 
 /// Matches of ?1 below rowid ?8 that pass the filters (see `admitted_sql`) and are not in the
 /// conversation of segment ?6, newest first, at most ?7 (-1: all), with `$score`.
+#[rustfmt::skip]
 macro_rules! filtered_sql {
     ($table:literal, $score:literal) => {
         concat!(
@@ -50,29 +57,13 @@ macro_rules! filtered_sql {
                  UNION
                  SELECT s.id, s.continued_by FROM sessions s JOIN fwd f ON s.id = f.next),
                excluded(id) AS (SELECT id FROM back UNION SELECT id FROM fwd)
-             SELECT ",
-            $table,
-            ".rowid, ",
-            $score,
-            ", m.session_id, s.continued_by
-             FROM ",
-            $table,
-            "
-             JOIN messages m ON m.id = ",
-            $table,
-            ".rowid
+             SELECT ", $table, ".rowid, ", $score, ", m.session_id, s.continued_by
+             FROM ", $table, "
+             JOIN messages m ON m.id = ", $table, ".rowid
              JOIN sessions s ON s.id = m.session_id
-             WHERE ",
-            $table,
-            " MATCH ?1 AND ",
-            $table,
-            ".rowid < ?8 AND ",
-            admitted_sql!(),
-            "
+             WHERE ", $table, " MATCH ?1 AND ", $table, ".rowid < ?8 AND ", admitted_sql!(), "
                AND m.session_id NOT IN excluded
-             ORDER BY ",
-            $table,
-            ".rowid DESC LIMIT ?7"
+             ORDER BY ", $table, ".rowid DESC LIMIT ?7"
         )
     };
 }
@@ -134,6 +125,35 @@ pub(super) fn bare(
         .map_err(StoreError::sql("search messages"))
 }
 
+/// Rowids of the newest `limit` matches of `fts` in `index`, newest first, for an expression
+/// of several words. FTS5 skips through doclists when reading in rowid order but steps through
+/// every entry newest first, so such an expression is first read oldest first: when it has no
+/// more than `limit` matches (the usual case) that is the whole answer at about half the cost.
+/// Also tells whether more matches exist.
+pub(super) fn bare_selective(
+    conn: &Connection,
+    index: Index,
+    fts: &str,
+    limit: i64,
+) -> Result<(Vec<i64>, bool), StoreError> {
+    let sql = match index {
+        Index::Plain => oldest_sql!("messages_fts"),
+        Index::Cjk => oldest_sql!("messages_cjk"),
+    };
+    let mut stmt = conn
+        .prepare_cached(sql)
+        .map_err(StoreError::sql("prepare message search"))?;
+    let mut ids: Vec<i64> = stmt
+        .query_map(params![fts, limit.saturating_add(1)], |row| row.get(0))
+        .and_then(|rows| rows.collect())
+        .map_err(StoreError::sql("search messages"))?;
+    if ids.len() as i64 <= limit {
+        ids.reverse();
+        return Ok((ids, false));
+    }
+    bare(conn, index, fts, i64::MAX, limit).map(|ids| (ids, true))
+}
+
 /// The newest `limit` (-1: all) matches below rowid `below` that pass `filters` and are not in
 /// the excluded conversation, with their places; scored by FTS5 bm25 when `bm25` (else 0).
 pub(super) fn filtered(
@@ -187,4 +207,81 @@ pub(super) fn filtered(
         candidates.push(candidate);
     }
     Ok((candidates, places))
+}
+
+/// The statement behind a stream of one index's matches, newest first below a rowid: bare
+/// (`narrow` false) or filtered in SQL.
+pub(super) fn stream_statement(
+    conn: &Connection,
+    index: Index,
+    narrow: bool,
+) -> Result<CachedStatement<'_>, StoreError> {
+    let sql = match (index, narrow) {
+        (Index::Plain, false) => bare_sql!("messages_fts"),
+        (Index::Cjk, false) => bare_sql!("messages_cjk"),
+        (Index::Plain, true) => filtered_sql!("messages_fts", "0.0"),
+        (Index::Cjk, true) => filtered_sql!("messages_cjk", "0.0"),
+    };
+    conn.prepare_cached(sql)
+        .map_err(StoreError::sql("prepare message search"))
+}
+
+/// Start the stream of [`stream_statement`]: at most `limit` matches of `fts` below `below`.
+pub(super) fn open_stream<'s>(
+    stmt: &'s mut CachedStatement<'_>,
+    fts: &str,
+    filters: &Filters<'_>,
+    narrow: bool,
+    below: i64,
+    limit: i64,
+) -> Result<Rows<'s>, StoreError> {
+    let rows = if narrow {
+        stmt.query(params![
+            fts,
+            filters.role,
+            filters.source,
+            filters.since_ms,
+            filters.until_ms,
+            filters.exclude,
+            limit,
+            below
+        ])
+    } else {
+        stmt.query(params![fts, below, limit])
+    };
+    rows.map_err(StoreError::sql("search messages"))
+}
+
+/// Read up to `count` more matches from a stream into `candidates` (and their places when it
+/// is filtered); returns how many were read.
+pub(super) fn pull(
+    rows: &mut Rows<'_>,
+    index: Index,
+    narrow: bool,
+    count: i64,
+    candidates: &mut Vec<Candidate>,
+    places: &mut HashMap<i64, Place>,
+) -> Result<i64, StoreError> {
+    let mut read = 0;
+    while read < count {
+        let Some(row) = rows.next().map_err(StoreError::sql("search messages"))? else {
+            break;
+        };
+        let id: i64 = row.get(0).map_err(StoreError::sql("search messages"))?;
+        if narrow {
+            let place = Place {
+                segment: row.get(2).map_err(StoreError::sql("search messages"))?,
+                continued_by: row.get(3).map_err(StoreError::sql("search messages"))?,
+                admitted: true,
+            };
+            places.insert(id, place);
+        }
+        candidates.push(Candidate {
+            id,
+            score: 0.0,
+            index,
+        });
+        read += 1;
+    }
+    Ok(read)
 }

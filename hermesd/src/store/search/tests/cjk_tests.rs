@@ -3,8 +3,8 @@
 
 use rusqlite::Connection;
 
-use super::super::{CJK_MIGRATION, cjk_terms, has_cjk, is_cjk, register_functions, search};
-use super::{SCHEMA_V1, conversations, db, message, q, session};
+use super::super::{cjk_terms, has_cjk, is_cjk, register_functions, search};
+use super::{conversations, db, message, q, session};
 
 #[test]
 fn classifies_cjk_letters_but_not_punctuation() {
@@ -101,12 +101,13 @@ fn triggers_index_only_cjk_rows_and_follow_updates_and_deletes() {
 #[test]
 fn migration_backfills_existing_rows() {
     let conn = Connection::open_in_memory().unwrap();
-    conn.execute_batch(SCHEMA_V1).unwrap();
+    // The schema just before the CJK index, with rows already stored.
+    crate::store::migrations::apply_up_to(&conn, 4).unwrap();
     session(&conn, "old", "cli", None, "root");
     let id = message(&conn, "old", "assistant", "以前的消息：数据库迁移", 1);
     message(&conn, "old", "assistant", "an English one", 2);
     register_functions(&conn).unwrap();
-    conn.execute_batch(CJK_MIGRATION).unwrap();
+    crate::store::migrations::apply(&conn).unwrap();
     assert_eq!(cjk_rowids(&conn, "\"迁移\""), vec![id]);
     assert_eq!(conversations(&conn, &q("迁")), vec!["old"]);
 }
