@@ -125,6 +125,22 @@ async fn a_python_hermes_history_is_imported_once() {
         "state.db is never written"
     );
 
+    // Attaching shows an imported conversation's last messages, as for any other.
+    let backlog = hermes_tests::events::stored(&home.socket(), "20250915_013000_777777").await;
+    let shown: Vec<String> = backlog
+        .iter()
+        .filter_map(|e| match &e.kind {
+            Some(hermes_proto::pb::session_event::Kind::AssistantMessage(m)) => {
+                Some(m.text.clone())
+            }
+            Some(hermes_proto::pb::session_event::Kind::UserMessage(m)) => Some(m.text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(shown.iter().any(|t| t == "明天会下雨。"), "{shown:?}");
+    let again = hermes_tests::events::stored(&home.socket(), "20250915_013000_777777").await;
+    assert_eq!(again.len(), backlog.len(), "announced once");
+
     // An imported conversation goes on in hermesd.
     let out = home
         .ctl_async(&[

@@ -22,6 +22,8 @@ pub type EventStream = Pin<Box<dyn Stream<Item = Result<pb::SessionEvent, Status
 
 /// How long a client has to send `Hello`.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+/// Messages of a conversation without an event log that get events on its first attach.
+const BACKFILL_MESSAGES: u32 = 50;
 /// Events queued for one client before its stream applies backpressure on replay.
 const CLIENT_QUEUE: usize = 256;
 
@@ -66,11 +68,23 @@ pub async fn attach(
             "Hello needs a session id (create one first)",
         ));
     }
-    let row = state
+    let mut row = state
         .store
         .read(move |conn| store::resolve_conversation(conn, &id))
         .await
         .map_err(convert::status)?;
+    if row.last_seq == 0 && row.message_count > 0 && state.live.get(&row.id).is_none() {
+        // Messages without events (an imported conversation): announce the last ones once.
+        let id = row.id.clone();
+        row = state
+            .store
+            .write(move |tx| {
+                store::backfill_events(tx, &id, BACKFILL_MESSAGES)?;
+                store::resolve_conversation(tx, &id)
+            })
+            .await
+            .map_err(convert::status)?;
+    }
     let live = state
         .live
         .load(&row.id, row.last_seq.max(0) as u64, &state.store);

@@ -1,6 +1,7 @@
 //! The daemon's SQLite database `hermesd.db`: one writer connection, a pool of readers, every call
 //! on the blocking pool, WAL and incremental auto-vacuum, embedded append-only migrations.
 
+mod backfill;
 mod branch;
 mod chain;
 mod error;
@@ -24,6 +25,7 @@ use std::{
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags, Transaction};
 
+pub use backfill::backfill_events;
 pub use branch::branch_conversation;
 pub use chain::{conversation_segments, start_compressed_segment};
 pub use error::StoreError;
