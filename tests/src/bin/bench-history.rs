@@ -232,6 +232,16 @@ async fn main() {
         let mut samples = search_pass(&store, ranking).await;
         rows.push(Row::with_p95(label.to_string(), &mut samples, target));
     }
+    if std::env::var_os("BENCH_NO_AUTOMERGE").is_some() {
+        store
+            .with_writer_blocking(|conn| {
+                conn.execute_batch(
+                    "INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 0)",
+                )
+                .map_err(store::StoreError::sql("automerge"))
+            })
+            .unwrap();
+    }
     let mut compression = compression_samples(&store, 21).await;
     let (before, after) = compression.tokens;
     rows.push(Row::from_samples(
