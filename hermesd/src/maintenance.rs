@@ -1,6 +1,7 @@
-//! Keeping the database bounded: pruning conversations older than the retention period (on
-//! request, or daily when `sessions.auto_prune` is on) and returning freed pages to the file
-//! system in small incremental-vacuum steps on a background task, never one blocking VACUUM.
+//! Keeping the database bounded and fast: pruning conversations older than the retention period
+//! (on request, or daily when `sessions.auto_prune` is on), returning freed pages to the file
+//! system in small incremental-vacuum steps, and merging the full-text indexes' segments — all
+//! on background tasks in short steps, never in the path of a turn.
 
 use std::{sync::Arc, time::Duration};
 
@@ -8,6 +9,9 @@ use crate::{state::DaemonState, store};
 
 /// Free pages returned per step; each step holds the writer for a moment only.
 const VACUUM_PAGES_PER_STEP: u32 = 256;
+/// Index pages merged per step, and how often the indexes are looked at.
+const MERGE_PAGES_PER_STEP: u32 = 64;
+const MERGE_EVERY: Duration = Duration::from_secs(60);
 const DAY: Duration = Duration::from_secs(24 * 3600);
 
 /// What a prune found and did.
@@ -115,6 +119,43 @@ pub fn spawn_vacuum(state: &Arc<DaemonState>) {
         }
         tracing::debug!(steps = returned_steps, "incremental vacuum done");
     });
+}
+
+/// Merge the full-text indexes' segments a step at a time, every minute, until the daemon stops.
+/// (Their automatic merging on commit is off, see migration 6; FTS5 still merges on its own if
+/// 16 segments of one level ever pile up.)
+pub async fn merge_indexes(state: Arc<DaemonState>) {
+    loop {
+        tokio::select! {
+            () = state.shutdown.cancelled() => return,
+            () = tokio::time::sleep(MERGE_EVERY) => {}
+        }
+        let mut steps = 0u32;
+        loop {
+            let store = state.store.clone();
+            let step = tokio::task::spawn_blocking(move || {
+                store.with_writer_blocking(|conn| store::fts_merge_step(conn, MERGE_PAGES_PER_STEP))
+            })
+            .await;
+            match step {
+                Ok(Ok(true)) if !state.shutdown.is_cancelled() => steps += 1,
+                Ok(Ok(_)) => break,
+                Ok(Err(e)) => {
+                    tracing::warn!(error = %e, "full-text index merge stopped");
+                    break;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "full-text index merge task failed");
+                    break;
+                }
+            }
+            // Let waiting writers in between steps.
+            tokio::task::yield_now().await;
+        }
+        if steps > 0 {
+            tracing::debug!(steps, "full-text index segments merged");
+        }
+    }
 }
 
 /// Prune daily while `sessions.auto_prune` is on (checked at each tick, so a reload applies),

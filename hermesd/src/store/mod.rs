@@ -31,7 +31,7 @@ pub use chain::{conversation_segments, start_compressed_segment};
 pub use error::StoreError;
 pub use events::{StoredEvent, events_after, put_event, seq_before_last_messages};
 pub use messages::{MessageRow, NewMessage, append_message, copy_messages, list_messages};
-pub use retention::{delete_conversations, stale_conversations, vacuum_step};
+pub use retention::{delete_conversations, fts_merge_step, stale_conversations, vacuum_step};
 pub use rewind::{Undone, undo_last_exchange};
 pub use sessions::{
     Lineage, ListFilter, NewSession, SessionRow, delete_conversation, get_session, insert_session,

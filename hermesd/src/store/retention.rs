@@ -1,5 +1,6 @@
-//! Retention: removing conversations nobody touched for a while, and giving the freed pages
-//! back to the file system a few at a time (incremental vacuum), never in one blocking VACUUM.
+//! Retention and upkeep: removing conversations nobody touched for a while, giving the freed
+//! pages back to the file system a few at a time (incremental vacuum, never one blocking
+//! VACUUM), and merging the full-text indexes' segments a step at a time.
 
 use rusqlite::{Connection, Transaction, params};
 
@@ -40,4 +41,19 @@ pub fn vacuum_step(conn: &Connection, pages: u32) -> Result<i64, StoreError> {
         .map_err(StoreError::sql("incremental vacuum"))?;
     conn.query_row("PRAGMA freelist_count", [], |row| row.get(0))
         .map_err(StoreError::sql("count free pages"))
+}
+
+/// Do up to `pages` pages of segment merging in each full-text index; true when more is left.
+/// (FTS5 reports work done through the change counter: under 2 changes means nothing to merge.)
+pub fn fts_merge_step(conn: &Connection, pages: u32) -> Result<bool, StoreError> {
+    let mut more = false;
+    for table in ["messages_fts", "messages_cjk"] {
+        let before = conn.total_changes();
+        conn.execute_batch(&format!(
+            "INSERT INTO {table} ({table}, rank) VALUES ('merge', {pages})"
+        ))
+        .map_err(StoreError::sql("merge full-text index segments"))?;
+        more |= conn.total_changes() - before >= 2;
+    }
+    Ok(more)
 }

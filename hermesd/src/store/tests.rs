@@ -339,6 +339,64 @@ async fn stale_conversations_are_found_by_their_newest_segment() {
     assert!(free >= 0);
 }
 
+#[tokio::test]
+async fn full_text_segments_merge_in_steps_outside_the_writes() {
+    let (_dir, store) = open_temp();
+    let automerge: i64 = store
+        .read(|c| {
+            c.query_row(
+                "SELECT v FROM messages_fts_config WHERE k = 'automerge'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(StoreError::sql("read fts config"))
+        })
+        .await
+        .unwrap();
+    assert_eq!(automerge, 0, "writes never merge segments themselves");
+    let id = store
+        .write(|tx| Ok(insert_session(tx, &new_session(Lineage::Root, None))?.id))
+        .await
+        .unwrap();
+    // One transaction per message: one new index segment each.
+    for i in 0..40 {
+        let id = id.clone();
+        store
+            .write(move |tx| {
+                append_message(tx, &id, &user(&format!("note {i} about 长城 and zebras")))
+            })
+            .await
+            .unwrap();
+    }
+    let mut steps = 0;
+    while store
+        .with_writer_blocking(|c| fts_merge_step(c, 16))
+        .unwrap()
+    {
+        steps += 1;
+        assert!(steps < 1000, "merging ends");
+    }
+    assert!(steps > 0, "there was merging to do");
+    let found = store
+        .read(|c| {
+            search::search(
+                c,
+                &search::SearchQuery {
+                    text: "zebras".into(),
+                    limit: 5,
+                    ..search::SearchQuery::default()
+                },
+            )
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        found.len(),
+        1,
+        "one conversation, still found after merging"
+    );
+}
+
 #[test]
 fn garbage_file_is_reported_as_corrupt_with_the_path() {
     let dir = tempfile::tempdir().unwrap();

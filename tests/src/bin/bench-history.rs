@@ -232,16 +232,6 @@ async fn main() {
         let mut samples = search_pass(&store, ranking).await;
         rows.push(Row::with_p95(label.to_string(), &mut samples, target));
     }
-    if std::env::var_os("BENCH_NO_AUTOMERGE").is_some() {
-        store
-            .with_writer_blocking(|conn| {
-                conn.execute_batch(
-                    "INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 0)",
-                )
-                .map_err(store::StoreError::sql("automerge"))
-            })
-            .unwrap();
-    }
     let mut compression = compression_samples(&store, 21).await;
     let (before, after) = compression.tokens;
     rows.push(Row::from_samples(
@@ -254,6 +244,25 @@ async fn main() {
     rows.push(Row::from_samples(
         "… of which reading the segment and rebuilding the context".into(),
         &mut compression.rebuild,
+        "",
+    ));
+    // What the compressions left for the background merge, one step at a time (each step holds
+    // the writer; turns wait at most that long).
+    let mut merge_steps = Vec::new();
+    loop {
+        let began = Instant::now();
+        let more = store
+            .with_writer_blocking(|conn| store::fts_merge_step(conn, 64))
+            .unwrap();
+        merge_steps.push(began.elapsed());
+        if !more || merge_steps.len() > 10_000 {
+            break;
+        }
+    }
+    let steps = merge_steps.len();
+    rows.push(Row::from_samples(
+        format!("background full-text index merge: one 64-page step ({steps} steps after the compressions)"),
+        &mut merge_steps,
         "",
     ));
     print("long conversations", &rows);
