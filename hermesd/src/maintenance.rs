@@ -10,7 +10,7 @@ use crate::{state::DaemonState, store};
 /// Free pages returned per step; each step holds the writer for a moment only.
 const VACUUM_PAGES_PER_STEP: u32 = 256;
 /// Index pages merged per step, and how often the indexes are looked at.
-const MERGE_PAGES_PER_STEP: u32 = 64;
+const MERGE_PAGES_PER_STEP: u32 = 16;
 const MERGE_EVERY: Duration = Duration::from_secs(60);
 const DAY: Duration = Duration::from_secs(24 * 3600);
 

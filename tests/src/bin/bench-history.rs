@@ -252,7 +252,7 @@ async fn main() {
     loop {
         let began = Instant::now();
         let more = store
-            .with_writer_blocking(|conn| store::fts_merge_step(conn, 64))
+            .with_writer_blocking(|conn| store::fts_merge_step(conn, 16))
             .unwrap();
         merge_steps.push(began.elapsed());
         if !more || merge_steps.len() > 10_000 {
@@ -261,7 +261,7 @@ async fn main() {
     }
     let steps = merge_steps.len();
     rows.push(Row::from_samples(
-        format!("background full-text index merge: one 64-page step ({steps} steps after the compressions)"),
+        format!("background full-text index merge: one 16-page step ({steps} steps after the compressions)"),
         &mut merge_steps,
         "",
     ));
