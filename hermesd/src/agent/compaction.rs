@@ -185,6 +185,10 @@ impl Compactor<'_> {
         let assembled_at = Instant::now();
         let compressed = compress::assemble(prepared, outcome);
         if compressed.tokens_after >= compressed.tokens_before {
+            // A summary that does not help would be asked for again at every request: wait.
+            if trigger != Trigger::Manual {
+                self.start_cooldown();
+            }
             return Ok(Err(Skipped::NoGain));
         }
         let rows = stored_rows(&compressed.messages);

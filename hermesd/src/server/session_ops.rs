@@ -22,7 +22,7 @@ async fn idle_conversation(
         .map_err(convert::status)?;
     if state.live.get(&row.id).is_some_and(|l| l.is_running()) {
         return Err(Status::failed_precondition(format!(
-            "a turn is running in session {}; stop it first (/stop or `hermesctl sessions interrupt`)",
+            "a turn is running in session {}; wait for it or stop it (/stop in chat, Ctrl-C in send)",
             row.id
         )));
     }
