@@ -108,6 +108,8 @@ const MIGRATIONS: &[&str] = &[
     INSERT INTO messages_fts (messages_fts, rank) VALUES ('automerge', 0);
     INSERT INTO messages_cjk (messages_cjk, rank) VALUES ('automerge', 0);
     "#,
+    // 7: cron jobs and their runs (a run is leased by its row before it starts).
+    super::cron::CRON_MIGRATION,
 ];
 
 /// The schema version this build writes.

@@ -4,6 +4,7 @@
 mod backfill;
 mod branch;
 mod chain;
+mod cron;
 mod error;
 mod events;
 pub mod hermes_import;
@@ -28,6 +29,11 @@ use rusqlite::{Connection, OpenFlags, Transaction};
 pub use backfill::backfill_events;
 pub use branch::branch_conversation;
 pub use chain::{conversation_segments, start_compressed_segment};
+pub use cron::{
+    CronJobRow, CronRunRow, cron_job, cron_jobs, cron_run, cron_runs, delete_cron_job,
+    due_cron_jobs, finish_cron_run, insert_cron_job, interrupt_leased_runs, lease_cron_run,
+    next_cron_due, record_cron_run, update_cron_job,
+};
 pub use error::StoreError;
 pub use events::{StoredEvent, events_after, put_event, seq_before_last_messages};
 pub use messages::{MessageRow, NewMessage, append_message, copy_messages, list_messages};
