@@ -4,6 +4,7 @@
 pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod cron;
 pub mod exec;
 pub mod export;
 pub mod guard;
