@@ -55,6 +55,8 @@ pub struct LiveSession {
     pub learning: Mutex<super::review::LearningCounters>,
     /// Until when automatic compression skips the summary model after it failed.
     pub compression_cooldown: Mutex<Option<Instant>>,
+    /// Whether stored messages without events were announced (see `announce_history`).
+    announced_history: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for LiveSession {
@@ -90,6 +92,7 @@ impl LiveSession {
             idle_since: Mutex::new(None),
             learning: Mutex::new(super::review::LearningCounters::default()),
             compression_cooldown: Mutex::new(None),
+            announced_history: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -107,6 +110,32 @@ impl LiveSession {
         let _ = self.emit.send(Emit::Segment(id.to_string()));
         if let Ok(mut segment) = self.segment.lock() {
             *segment = id.to_string();
+        }
+    }
+
+    /// Give messages stored without events (an imported conversation) their `UserMessage` /
+    /// `AssistantMessage` events, once per live session, numbered by the publisher like any
+    /// other event so they can never collide with a turn's.
+    pub fn announce_history(&self, messages: Vec<crate::store::MessageRow>) {
+        if self.announced_history.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        for message in messages {
+            let id = message.id.max(0) as u64;
+            let kind = if message.role == "user" {
+                Kind::UserMessage(pb::UserMessage {
+                    message_id: id,
+                    text: message.content,
+                })
+            } else {
+                Kind::AssistantMessage(pb::AssistantMessage {
+                    message_id: id,
+                    text: message.content,
+                    reasoning: message.reasoning.unwrap_or_default(),
+                    tool_calls: message.tool_calls.unwrap_or_default(),
+                })
+            };
+            drop(self.queue_durable("", Box::new(move |_| Ok((kind, 0)))));
         }
     }
 

@@ -68,26 +68,24 @@ pub async fn attach(
             "Hello needs a session id (create one first)",
         ));
     }
-    let mut row = state
+    let row = state
         .store
         .read(move |conn| store::resolve_conversation(conn, &id))
         .await
         .map_err(convert::status)?;
-    if row.last_seq == 0 && row.message_count > 0 && state.live.get(&row.id).is_none() {
-        // Messages without events (an imported conversation): announce the last ones once.
-        let id = row.id.clone();
-        row = state
-            .store
-            .write(move |tx| {
-                store::backfill_events(tx, &id, BACKFILL_MESSAGES)?;
-                store::resolve_conversation(tx, &id)
-            })
-            .await
-            .map_err(convert::status)?;
-    }
     let live = state
         .live
         .load(&row.id, row.last_seq.max(0) as u64, &state.store);
+    if row.last_seq == 0 && row.message_count > 0 {
+        // Messages without events (an imported conversation): announce the last ones once.
+        let segment = row.id.clone();
+        let recent = state
+            .store
+            .read(move |conn| store::recent_exchange_messages(conn, &segment, BACKFILL_MESSAGES))
+            .await
+            .map_err(convert::status)?;
+        live.announce_history(recent);
+    }
     let (live_events, partial) = live.subscribe();
     let lease = Arc::new(Lease {
         state: Arc::clone(&state),

@@ -121,6 +121,30 @@ pub fn list_messages(
         .map_err(StoreError::sql("list messages"))
 }
 
+/// The last `limit` user and assistant messages of one session, oldest first.
+pub fn recent_exchange_messages(
+    conn: &Connection,
+    session_id: &str,
+    limit: u32,
+) -> Result<Vec<MessageRow>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT id, session_id, role, content, tool_calls, tool_call_id, tool_name, reasoning,
+                    finish_reason, input_tokens, output_tokens, created_at
+             FROM messages WHERE session_id = ?1 AND role IN ('user', 'assistant')
+             ORDER BY id DESC LIMIT ?2",
+        )
+        .map_err(StoreError::sql("read recent messages"))?;
+    let rows = stmt
+        .query_map(params![session_id, i64::from(limit)], from_row)
+        .map_err(StoreError::sql("read recent messages"))?;
+    let mut rows: Vec<MessageRow> = rows
+        .collect::<Result<_, _>>()
+        .map_err(StoreError::sql("read recent messages"))?;
+    rows.reverse();
+    Ok(rows)
+}
+
 /// Copy every message of `from` into `to` (a review or branch starts from the conversation as it
 /// stands); returns how many were copied.
 pub fn copy_messages(tx: &Transaction<'_>, from: &str, to: &str) -> Result<usize, StoreError> {

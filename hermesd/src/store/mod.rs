@@ -1,7 +1,6 @@
 //! The daemon's SQLite database `hermesd.db`: one writer connection, a pool of readers, every call
 //! on the blocking pool, WAL and incremental auto-vacuum, embedded append-only migrations.
 
-mod backfill;
 mod branch;
 mod chain;
 mod cron;
@@ -26,7 +25,6 @@ use std::{
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags, Transaction};
 
-pub use backfill::backfill_events;
 pub use branch::branch_conversation;
 pub use chain::{conversation_segments, start_compressed_segment};
 pub use cron::{
@@ -36,7 +34,9 @@ pub use cron::{
 };
 pub use error::StoreError;
 pub use events::{StoredEvent, events_after, put_event, seq_before_last_messages};
-pub use messages::{MessageRow, NewMessage, append_message, copy_messages, list_messages};
+pub use messages::{
+    MessageRow, NewMessage, append_message, copy_messages, list_messages, recent_exchange_messages,
+};
 pub use retention::{delete_conversations, fts_merge_step, stale_conversations, vacuum_step};
 pub use rewind::{Undone, undo_last_exchange};
 pub use sessions::{
