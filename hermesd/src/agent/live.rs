@@ -115,11 +115,16 @@ impl LiveSession {
 
     /// Give messages stored without events (an imported conversation) their `UserMessage` /
     /// `AssistantMessage` events, once per live session, numbered by the publisher like any
-    /// other event so they can never collide with a turn's.
-    pub fn announce_history(&self, messages: Vec<crate::store::MessageRow>) {
+    /// other event so they can never collide with a turn's. Returns the last write, to wait for
+    /// before reading the stored events (`None` when announced already or nothing to announce).
+    pub fn announce_history(
+        &self,
+        messages: Vec<crate::store::MessageRow>,
+    ) -> Option<PendingWrite> {
         if self.announced_history.swap(true, Ordering::SeqCst) {
-            return;
+            return None;
         }
+        let mut last = None;
         for message in messages {
             let id = message.id.max(0) as u64;
             let kind = if message.role == "user" {
@@ -135,8 +140,9 @@ impl LiveSession {
                     tool_calls: message.tool_calls.unwrap_or_default(),
                 })
             };
-            drop(self.queue_durable("", Box::new(move |_| Ok((kind, 0)))));
+            last = Some(self.queue_durable("", Box::new(move |_| Ok((kind, 0)))));
         }
+        last
     }
 
     /// Live events from now on, and the text the current model call streamed before them.

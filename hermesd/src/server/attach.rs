@@ -84,7 +84,10 @@ pub async fn attach(
             .read(move |conn| store::recent_exchange_messages(conn, &segment, BACKFILL_MESSAGES))
             .await
             .map_err(convert::status)?;
-        live.announce_history(recent);
+        // Stored before the replay below reads the log, so this client gets them as backlog.
+        if let Some(stored) = live.announce_history(recent) {
+            stored.wait().await.map_err(convert::status)?;
+        }
     }
     let (live_events, partial) = live.subscribe();
     let lease = Arc::new(Lease {
