@@ -117,6 +117,36 @@ fn json_list(items: &[String]) -> String {
     serde_json::to_string(items).unwrap_or_else(|_| "[]".into())
 }
 
+/// A job's fields in the order of the INSERT and UPDATE statements (`?1`..`?23`).
+fn job_values(job: &CronJobRow, now: i64) -> Vec<rusqlite::types::Value> {
+    use rusqlite::types::Value;
+    vec![
+        job.id.clone().into(),
+        job.name.clone().into(),
+        job.prompt.clone().into(),
+        job.schedule.clone().into(),
+        job.schedule_json.clone().into(),
+        job.timezone.clone().into(),
+        json_list(&job.skills).into(),
+        job.model.clone().into(),
+        json_list(&job.toolsets).into(),
+        job.workdir.clone().into(),
+        job.deliver.clone().into(),
+        job.origin.clone().into(),
+        job.repeat_times.into(),
+        job.repeat_completed.into(),
+        job.state.clone().into(),
+        job.paused_reason.clone().into(),
+        job.missed_policy.clone().into(),
+        job.next_run_at.into(),
+        job.last_run_at.into(),
+        job.last_status.clone().into(),
+        job.last_error.clone().into(),
+        job.failure_streak.into(),
+        Value::Integer(now),
+    ]
+}
+
 /// Store a new job (its id chosen by the caller); `created_at` is now.
 pub fn insert_cron_job(tx: &Transaction<'_>, job: &CronJobRow) -> Result<CronJobRow, StoreError> {
     let now = now_ms();
@@ -126,31 +156,7 @@ pub fn insert_cron_job(tx: &Transaction<'_>, job: &CronJobRow) -> Result<CronJob
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
                      ?18, ?19, ?20, ?21, ?22, ?23, ?23)"
         ),
-        params![
-            job.id,
-            job.name,
-            job.prompt,
-            job.schedule,
-            job.schedule_json,
-            job.timezone,
-            json_list(&job.skills),
-            job.model,
-            json_list(&job.toolsets),
-            job.workdir,
-            job.deliver,
-            job.origin,
-            job.repeat_times,
-            job.repeat_completed,
-            job.state,
-            job.paused_reason,
-            job.missed_policy,
-            job.next_run_at,
-            job.last_run_at,
-            job.last_status,
-            job.last_error,
-            job.failure_streak,
-            now
-        ],
+        rusqlite::params_from_iter(job_values(job, now)),
     )
     .map_err(|e| match e.sqlite_error_code() {
         Some(rusqlite::ErrorCode::ConstraintViolation) => {
@@ -205,31 +211,7 @@ pub fn update_cron_job(tx: &Transaction<'_>, job: &CronJobRow) -> Result<CronJob
                  last_run_at = ?19, last_status = ?20, last_error = ?21, failure_streak = ?22,
                  updated_at = ?23
              WHERE id = ?1",
-            params![
-                job.id,
-                job.name,
-                job.prompt,
-                job.schedule,
-                job.schedule_json,
-                job.timezone,
-                json_list(&job.skills),
-                job.model,
-                json_list(&job.toolsets),
-                job.workdir,
-                job.deliver,
-                job.origin,
-                job.repeat_times,
-                job.repeat_completed,
-                job.state,
-                job.paused_reason,
-                job.missed_policy,
-                job.next_run_at,
-                job.last_run_at,
-                job.last_status,
-                job.last_error,
-                job.failure_streak,
-                now_ms()
-            ],
+            rusqlite::params_from_iter(job_values(job, now_ms())),
         )
         .map_err(StoreError::sql("update cron job"))?;
     if changed == 0 {

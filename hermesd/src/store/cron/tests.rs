@@ -65,6 +65,18 @@ async fn jobs_are_found_by_id_or_name_and_due_ones_in_order() {
     );
     assert_eq!(next, Some(1_000), "paused jobs are not due");
     assert_eq!(all.len(), 3);
+    let mut edited = by_name.clone();
+    edited.state = "paused".into();
+    edited.paused_reason = Some("away".into());
+    let updated = store
+        .write(move |tx| update_cron_job(tx, &edited))
+        .await
+        .unwrap();
+    assert_eq!(
+        (updated.state.as_str(), updated.paused_reason.as_deref()),
+        ("paused", Some("away"))
+    );
+    assert_eq!(updated.skills, by_name.skills, "the other fields are kept");
     let missing = store.read(|c| cron_job(c, "nope")).await.unwrap_err();
     assert!(
         missing.to_string().contains("hermesctl cron list"),
