@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 /// Talk to hermesd, the Hermes agent daemon (started on demand).
 #[derive(Debug, Parser)]
@@ -79,6 +79,9 @@ pub enum Command {
     /// Skills: list, read, install, remove, and trust quarantined ones.
     #[command(subcommand)]
     Skills(SkillsCommand),
+    /// Scheduled jobs: a prompt the agent runs on a schedule, and the record of its runs.
+    #[command(subcommand)]
+    Cron(CronCommand),
     /// Read and edit config.yaml (works without the daemon; a running one reloads).
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -218,8 +221,8 @@ pub enum SessionsCommand {
 
 #[derive(Debug, Subcommand)]
 pub enum ImportCommand {
-    /// Bring sessions, messages and titles from a Python Hermes home's state.db (read-only;
-    /// running it again adds only what is new).
+    /// Bring sessions, messages and titles from a Python Hermes home's state.db, and its cron
+    /// jobs from cron/jobs.json (read-only; running it again adds only what is new).
     Hermes {
         /// The Python Hermes home; default: this home.
         #[arg(long, value_name = "PATH")]
@@ -326,4 +329,181 @@ pub enum SkillsCommand {
     Rm { name: String },
     /// Let the model see a quarantined skill as it is now (a later change is scanned again).
     Trust { name: String },
+}
+
+/// What a cron job does about runs it missed while the daemon was down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MissedPolicyArg {
+    /// Drop them; wait for the next time.
+    Skip,
+    /// Run once for all of them.
+    Once,
+    /// Run every one of them.
+    All,
+}
+
+/// The settings of a cron job that `cron add` and `cron edit` share.
+#[derive(Debug, Default, Args)]
+pub struct CronJobArgs {
+    /// A short name shown in lists.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Load this skill for the run (repeat, or separate with commas).
+    #[arg(long = "skill", value_name = "NAME", value_delimiter = ',')]
+    pub skills: Vec<String>,
+    /// Where the answer goes: local, origin, or <platform>:<chat>.
+    #[arg(long, value_name = "TARGET")]
+    pub deliver: Option<String>,
+    /// Model of the run (default: the configured one).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Time zone of the schedule, e.g. Europe/Berlin (default: the daemon's).
+    #[arg(long = "tz", value_name = "ZONE")]
+    pub timezone: Option<String>,
+    /// Run this many times, then stop (0: forever).
+    #[arg(long = "repeat", value_name = "N")]
+    pub repeat_times: Option<u32>,
+    /// Runs missed while the daemon was down: skip them, run once, or run all.
+    #[arg(long = "missed", value_enum, value_name = "POLICY")]
+    pub missed_policy: Option<MissedPolicyArg>,
+    /// Enable only this toolset for the run (repeat, or separate with commas).
+    #[arg(long = "toolset", value_name = "NAME", value_delimiter = ',')]
+    pub toolsets: Vec<String>,
+    /// Working directory of the run (made absolute here).
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CronCommand {
+    /// Add a job: the agent runs PROMPT on SCHEDULE in a session of its own.
+    Add {
+        /// "0 9 * * 1-5" (cron), "every 30m", "in 2h", or an ISO time such as 2026-06-01T09:00.
+        #[arg(long)]
+        schedule: String,
+        /// What the agent is asked to do; `-` reads it from standard input.
+        #[arg(long)]
+        prompt: String,
+        #[command(flatten)]
+        job: CronJobArgs,
+    },
+    /// Every job with its state, next run and last result.
+    List,
+    /// A job's settings in full and its latest runs.
+    Show {
+        /// Job id or name.
+        id: String,
+    },
+    /// Change a job's settings (only the ones given).
+    Edit {
+        /// Job id or name.
+        id: String,
+        /// The new schedule (as for `cron add`).
+        #[arg(long)]
+        schedule: Option<String>,
+        /// The new prompt; `-` reads it from standard input.
+        #[arg(long)]
+        prompt: Option<String>,
+        #[command(flatten)]
+        job: CronJobArgs,
+        /// Load no skills any more.
+        #[arg(long, conflicts_with = "skills")]
+        no_skills: bool,
+        /// Enable the default toolsets again instead of a chosen few.
+        #[arg(long, conflicts_with = "toolsets")]
+        no_toolsets: bool,
+    },
+    /// Stop running a job until `cron resume`.
+    Pause {
+        /// Job id or name.
+        id: String,
+        /// Why (recorded with the job).
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+    },
+    /// Schedule a paused job again.
+    Resume {
+        /// Job id or name.
+        id: String,
+    },
+    /// Delete a job and the record of its runs.
+    Rm {
+        /// Job id or name.
+        id: String,
+    },
+    /// Run a job now, outside its schedule.
+    Run {
+        /// Job id or name.
+        id: String,
+        /// Wait for the run to end and report it (exit code 1 unless it went ok).
+        #[arg(long)]
+        wait: bool,
+    },
+    /// A job's runs, most recent first.
+    Runs {
+        /// Job id or name.
+        id: String,
+        /// At most this many.
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn cron_edit_flags_parse_into_their_fields() {
+        let cli = Cli::try_parse_from([
+            "hermesctl",
+            "cron",
+            "edit",
+            "job1",
+            "--skill",
+            "a,b",
+            "--skill",
+            "c",
+            "--tz",
+            "UTC",
+            "--missed",
+            "once",
+            "--no-toolsets",
+        ])
+        .unwrap();
+        let Command::Cron(CronCommand::Edit {
+            id,
+            job,
+            no_toolsets,
+            no_skills,
+            ..
+        }) = cli.command
+        else {
+            panic!("not cron edit: {:?}", cli.command);
+        };
+        assert_eq!(id, "job1");
+        assert_eq!(job.skills, ["a", "b", "c"]);
+        assert_eq!(job.timezone.as_deref(), Some("UTC"));
+        assert_eq!(job.missed_policy, Some(MissedPolicyArg::Once));
+        assert!(no_toolsets && !no_skills);
+        assert!(
+            Cli::try_parse_from([
+                "hermesctl",
+                "cron",
+                "edit",
+                "j",
+                "--skill",
+                "a",
+                "--no-skills"
+            ])
+            .is_err()
+        );
+    }
 }

@@ -3,7 +3,7 @@
 use hermes_proto::{
     client::{self, protocol_mismatch},
     pb::{
-        self, daemon_client::DaemonClient, memory_client::MemoryClient,
+        self, cron_client::CronClient, daemon_client::DaemonClient, memory_client::MemoryClient,
         models_client::ModelsClient, sessions_client::SessionsClient, skills_client::SkillsClient,
     },
 };
@@ -37,6 +37,11 @@ impl Daemon {
 
     pub fn skills(&self) -> SkillsClient<Channel> {
         SkillsClient::new(self.channel.clone())
+    }
+
+    /// The Cron service. No deadline is set: `RunNow` with `wait` answers only when the run ends.
+    pub fn cron(&self) -> CronClient<Channel> {
+        CronClient::new(self.channel.clone())
     }
 
     /// Attach to a session: send `hello` first, then return the sender for later frames and the

@@ -75,6 +75,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Config(command) => commands::config::run(&ctx, command).await,
         Command::Memory(command) => commands::memory::run(&ctx, command).await,
         Command::Skills(command) => commands::skills::run(&ctx, command).await,
+        Command::Cron(command) => commands::cron::run(&ctx, command).await,
         Command::Completions { .. } | Command::Man { .. } => Ok(()),
     }
 }

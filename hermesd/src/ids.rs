@@ -24,3 +24,10 @@ pub fn short_id(prefix: &str) -> String {
         random[0], random[1], random[2], random[3]
     )
 }
+
+/// A random id of 12 hex digits, as Python Hermes gives cron jobs (`uuid4().hex[:12]`).
+pub fn hex12() -> String {
+    let mut random = [0u8; 6];
+    let _ = getrandom::fill(&mut random);
+    random.iter().map(|b| format!("{b:02x}")).collect()
+}

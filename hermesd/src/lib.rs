@@ -46,6 +46,8 @@ pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), Serv
     tokio::spawn(agent::evict_idle_sessions(Arc::clone(&state)));
     tokio::spawn(maintenance::auto_prune(Arc::clone(&state)));
     tokio::spawn(maintenance::merge_indexes(Arc::clone(&state)));
+    state.cron.attach(&state);
+    tokio::spawn(cron::scheduler::run(Arc::clone(&state)));
     let served = serving.await;
     let killed = state.tool_services.processes.kill_all().await;
     if killed > 0 {

@@ -38,6 +38,8 @@ pub struct DaemonState {
     pub registry: crate::tools::Registry,
     /// What tools share: the store, task lists, background processes.
     pub tool_services: Arc<crate::tools::ToolServices>,
+    /// Cron: settings, the scheduler's wake-up, the run permits (shared with the tools).
+    pub cron: Arc<crate::cron::Control>,
 }
 
 impl DaemonState {
@@ -50,7 +52,16 @@ impl DaemonState {
         flags: FlagOverrides,
     ) -> Self {
         let hermes_home = home.dir.clone();
-        let tool_services = Arc::new(crate::tools::ToolServices::new(store.clone(), hermes_home));
+        let (cron_settings, notices) = cron_settings(&config);
+        for notice in notices {
+            tracing::warn!("{notice}");
+        }
+        let cron = Arc::new(crate::cron::Control::new(cron_settings));
+        let tool_services = Arc::new(crate::tools::ToolServices::new(
+            store.clone(),
+            hermes_home,
+            Arc::clone(&cron),
+        ));
         tool_services.apply_config(&config.tree);
         Self {
             home,
@@ -67,6 +78,7 @@ impl DaemonState {
             live: crate::agent::LiveSessions::default(),
             registry: crate::tools::Registry::builtin(),
             tool_services,
+            cron,
         }
     }
 
@@ -105,6 +117,9 @@ impl DaemonState {
             notices.push("daemon.socket changes take effect when hermesd restarts".into());
         }
         self.tool_services.apply_config(&config.tree);
+        let (cron, cron_notices) = cron_settings(&config);
+        notices.extend(cron_notices);
+        self.cron.apply(cron);
         match self.config.write() {
             Ok(mut guard) => *guard = Arc::new(config),
             Err(poisoned) => *poisoned.into_inner() = Arc::new(config),
@@ -116,4 +131,9 @@ impl DaemonState {
         tracing::info!("configuration reloaded");
         Ok(notices)
     }
+}
+
+/// The cron settings of `config` (`HERMES_CRON_TIMEOUT` from its environment), with notices.
+fn cron_settings(config: &Config) -> (crate::cron::CronSettings, Vec<String>) {
+    crate::cron::CronSettings::from_config(&config.tree, config.env.get("HERMES_CRON_TIMEOUT"))
 }

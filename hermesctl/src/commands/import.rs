@@ -1,4 +1,5 @@
-//! `hermesctl import hermes [--home PATH]`: a Python Hermes history brought into hermesd.
+//! `hermesctl import hermes [--home PATH]`: a Python Hermes history (and its cron jobs) brought
+//! into hermesd.
 
 use hermes_proto::pb;
 use serde_json::json;
@@ -19,7 +20,7 @@ pub async fn run(ctx: &Context, command: ImportCommand) -> Result<(), CliError> 
         .sessions()
         .import(pb::ImportSessionsRequest {
             hermes_home,
-            include_cron: false,
+            include_cron: true,
         })
         .await?
         .into_inner();
@@ -30,8 +31,9 @@ pub async fn run(ctx: &Context, command: ImportCommand) -> Result<(), CliError> 
         );
     } else {
         output::line(format!(
-            "imported {} sessions and {} messages ({} skipped: already here or not importable)",
-            done.sessions, done.messages, done.skipped
+            "imported {} sessions, {} messages and {} cron jobs ({} sessions skipped: already \
+             here or not importable)",
+            done.sessions, done.messages, done.cron_jobs, done.skipped
         ));
     }
     Ok(())

@@ -1,6 +1,10 @@
 //! One module per command group.
 
 pub mod config;
+pub mod cron;
+pub mod cron_request;
+pub mod cron_show;
+pub mod cron_text;
 pub mod daemon;
 pub mod docs;
 pub mod events_json;

@@ -18,8 +18,12 @@ use crate::{
 /// How dangerous commands are approved in this turn.
 #[derive(Debug, Clone)]
 pub struct ApprovalPolicy {
-    /// `approvals.mode: off` or `--yolo`: everything runs.
+    /// `approvals.mode: off` or `--yolo` (or `approvals.cron_mode: approve` in a cron run):
+    /// everything runs.
     pub off: bool,
+    /// A cron run under `approvals.cron_mode: deny`: nobody is asked, dangerous commands are
+    /// refused.
+    pub unattended: bool,
     /// No answer within this is a deny.
     pub timeout: Duration,
     /// Pattern keys approved forever (config `command_allowlist` and "always" answers).
@@ -117,6 +121,15 @@ impl TurnPort for LivePort {
             .is_ok_and(|keys| keys.contains(&request.pattern_key));
         if session_ok || self.policy.allowlist.contains(&request.pattern_key) {
             return ApprovalDecision::Approved;
+        }
+        if self.policy.unattended {
+            return ApprovalDecision::Denied(format!(
+                "BLOCKED: this is an unattended scheduled run and approvals.cron_mode is deny, so \
+                 a command that needs approval ({}) is refused. Do not retry it another way; say \
+                 in your response that the job needs it approved (config command_allowlist, or \
+                 approvals.cron_mode: approve).",
+                request.reason
+            ));
         }
         if self.live.interactive_clients() == 0 {
             return ApprovalDecision::Denied(format!(

@@ -170,6 +170,7 @@ async fn review(state: &Arc<DaemonState>, parent: &SessionRow, focus: Focus) -> 
         source_client: "hermesd review".into(),
         yolo: false,
         busy: None,
+        toolsets: Vec::new(),
     };
     let review_id = row.id.clone();
     let outcome = spawn_turn(state, row, chain, input)

@@ -52,6 +52,8 @@ pub struct TurnInput {
     pub yolo: bool,
     /// What to do when a turn is already running; `None` uses the session's policy.
     pub busy: Option<BusyPolicy>,
+    /// Toolsets for this turn instead of config `toolsets` (a cron job's); empty = config.
+    pub toolsets: Vec<String>,
 }
 
 /// What happens to input that arrives while a turn runs.
@@ -261,10 +263,12 @@ fn session_cwd(session: &SessionRow, settings: &TurnSettings) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/"))
 }
 
-/// Tools a session's source may not have: nobody can answer `clarify` in a cron run.
+/// Tools a session's source may not have. A cron run cannot ask (`clarify`), schedule more
+/// jobs (`cronjob`), send messages itself (delivery is the scheduler's) or write the user's
+/// memory (it runs without it, as in Hermes).
 fn excluded_tools(source: &str) -> &'static [&'static str] {
     match source {
-        "cron" => &["clarify"],
+        "cron" => &["clarify", "cronjob", "send_message", "memory"],
         _ => &[],
     }
 }
@@ -290,8 +294,12 @@ async fn run(
             .registry
             .toolbox_of(&review::REVIEW_TOOLS, &state.tool_services)
     } else {
+        let mut selection = ToolsetSelection::from_config(&config.tree);
+        if !input.toolsets.is_empty() {
+            selection.enabled = input.toolsets.clone();
+        }
         state.registry.toolbox(
-            &ToolsetSelection::from_config(&config.tree),
+            &selection,
             &state.tool_services,
             excluded_tools(&session.source),
         )
@@ -316,6 +324,7 @@ async fn run(
     .await?;
     let mut allowlist = settings.allowlist.clone();
     allowlist.extend(state.store.read(port::stored_allowlist).await?);
+    let unattended = session.source == "cron";
     let turn_id = ids::short_id("turn");
     let cancel = live.begin_turn();
     live.set_state(&turn_id, hermes_proto::pb::SessionState::Running);
@@ -324,7 +333,8 @@ async fn run(
         turn_id: turn_id.clone(),
         store: state.store.clone(),
         policy: ApprovalPolicy {
-            off: settings.approvals_off || input.yolo,
+            off: settings.approvals_off || input.yolo || (unattended && settings.cron_approve),
+            unattended,
             timeout: settings.approval_timeout,
             allowlist,
         },

@@ -15,6 +15,8 @@ pub struct TurnSettings {
     pub loop_guard: u32,
     /// `approvals.mode` is `off`.
     pub approvals_off: bool,
+    /// `approvals.cron_mode` is `approve`: cron runs execute dangerous commands unasked.
+    pub cron_approve: bool,
     /// `approvals.timeout` in seconds.
     pub approval_timeout: Duration,
     /// `command_allowlist`: pattern keys approved forever in config.
@@ -60,6 +62,9 @@ impl TurnSettings {
             max_iterations: number(tree, "agent.max_turns", 90).clamp(1, 10_000) as u32,
             loop_guard: number(tree, "agent.loop_guard", 3).min(1_000) as u32,
             approvals_off: mode == "off",
+            cron_approve: get(tree, "approvals.cron_mode")
+                .and_then(Value::as_str)
+                .is_some_and(|m| m.trim().eq_ignore_ascii_case("approve")),
             approval_timeout: Duration::from_secs(number(tree, "approvals.timeout", 60).max(1)),
             allowlist,
             terminal_timeout: Duration::from_secs(number(tree, "terminal.timeout", 180).max(1)),

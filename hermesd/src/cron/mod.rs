@@ -1,7 +1,23 @@
-//! Scheduled jobs. So far: their schedules (`schedule/`: classic cron in a time zone,
-//! intervals, one-shots, and the shapes Python Hermes stores) and the reader of Python Hermes'
-//! cron/jobs.json (`python_jobs.rs`). The store side is `store/cron`; the scheduler, runs,
-//! delivery and the Cron service come next (issue 8).
+//! Scheduled jobs: their schedules (`schedule/`), the settings, new jobs and edits (`jobs`), what
+//! a due job does (`plan`), the scheduler and its timer (`scheduler`), one run from lease to
+//! record (`run`, `prompt`, `output`, `delivery`), the operations clients and the `cronjob` tool
+//! use (`manage`), the daemon's handle (`control`), and Python Hermes' `cron/jobs.json`
+//! (`python_jobs`). The rows live in `store/cron`.
 
+pub mod control;
+pub mod delivery;
+pub mod jobs;
+pub mod manage;
+pub mod output;
+pub mod plan;
+pub mod prompt;
 pub mod python_jobs;
+pub mod run;
 pub mod schedule;
+pub mod scheduler;
+pub mod settings;
+
+pub use control::Control;
+pub use jobs::{JobError, JobSpec};
+pub use manage::CronError;
+pub use settings::CronSettings;

@@ -294,6 +294,7 @@ async fn start_turn(
                 source_client: client.to_string(),
                 yolo: input.yolo,
                 busy: convert::busy_override(input.busy_policy),
+                toolsets: Vec::new(),
             };
             // The turn runs on its own (or the input joins the running one); its events reach
             // every attached client.

@@ -165,6 +165,7 @@ pub async fn retry(state: &Arc<DaemonState>, id: String) -> Result<agent::TurnOu
         source_client: "retry".into(),
         yolo: false,
         busy: Some(agent::BusyPolicy::Queue),
+        toolsets: Vec::new(),
     };
     agent::send(state, target, input)
         .await

@@ -257,6 +257,7 @@ impl pb::sessions_server::Sessions for SessionsService {
                 .unwrap_or_else(|| "api".into()),
             yolo: req.yolo,
             busy: convert::busy_override(req.busy_policy),
+            toolsets: Vec::new(),
         };
         let outcome = agent::send(&self.state, target, input)
             .await

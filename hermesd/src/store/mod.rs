@@ -28,9 +28,10 @@ use rusqlite::{Connection, OpenFlags, Transaction};
 pub use branch::branch_conversation;
 pub use chain::{conversation_segments, start_compressed_segment};
 pub use cron::{
-    CronJobRow, CronRunRow, cron_job, cron_jobs, cron_run, cron_runs, delete_cron_job,
-    due_cron_jobs, finish_cron_run, insert_cron_job, interrupt_leased_runs, lease_cron_run,
-    next_cron_due, record_cron_run, update_cron_job,
+    Advance, CronJobRow, CronRunRow, advance_cron_job, cron_job, cron_jobs, cron_run,
+    cron_run_started, cron_runs, delete_cron_job, due_cron_jobs, finish_cron_job_run,
+    finish_cron_run, insert_cron_job, interrupt_leased_runs, lease_cron_run, mark_cron_job_running,
+    next_cron_due, record_cron_run, recover_cron_runs, running_cron_run, update_cron_job,
 };
 pub use error::StoreError;
 pub use events::{StoredEvent, events_after, put_event, seq_before_last_messages};
@@ -40,9 +41,9 @@ pub use messages::{
 pub use retention::{delete_conversations, fts_merge_step, stale_conversations, vacuum_step};
 pub use rewind::{Undone, undo_last_exchange};
 pub use sessions::{
-    Lineage, ListFilter, NewSession, SessionRow, delete_conversation, get_session, insert_session,
-    list_sessions, resolve_conversation, resolve_reference, set_busy_policy, set_system_prompt,
-    set_title, system_prompt,
+    Lineage, ListFilter, NewSession, SessionRow, delete_conversation, end_session, get_session,
+    insert_session, list_sessions, resolve_conversation, resolve_reference, set_busy_policy,
+    set_system_prompt, set_title, system_prompt,
 };
 pub use skill_records::{
     SkillRecord, delete_skill_record, put_skill_record, skill_record, skill_records,

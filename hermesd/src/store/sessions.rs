@@ -295,3 +295,13 @@ pub fn set_busy_policy(
         "set the busy policy",
     )
 }
+
+/// Mark a session ended with `reason` (a finished cron run: `cron_complete`, as Hermes writes).
+pub fn end_session(tx: &Transaction<'_>, id: &str, reason: &str) -> Result<(), StoreError> {
+    tx.execute(
+        "UPDATE sessions SET ended_at = ?2, end_reason = ?3 WHERE id = ?1 AND ended_at IS NULL",
+        params![id, super::now_ms(), reason],
+    )
+    .map_err(StoreError::sql("end session"))?;
+    Ok(())
+}

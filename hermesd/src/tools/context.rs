@@ -106,6 +106,8 @@ pub struct ToolServices {
     skills_settings: std::sync::RwLock<Arc<SkillsSettings>>,
     /// The skills on disk and what hermesd knows about them.
     pub skills: SkillsLibrary,
+    /// Cron, for the `cronjob` tool.
+    pub cron: Arc<crate::cron::Control>,
 }
 
 impl std::fmt::Debug for ToolServices {
@@ -115,7 +117,7 @@ impl std::fmt::Debug for ToolServices {
 }
 
 impl ToolServices {
-    pub fn new(store: Store, hermes_home: PathBuf) -> Self {
+    pub fn new(store: Store, hermes_home: PathBuf, cron: Arc<crate::cron::Control>) -> Self {
         Self {
             store,
             hermes_home,
@@ -125,6 +127,7 @@ impl ToolServices {
             memory_settings: std::sync::RwLock::new(MemorySettings::default()),
             skills_settings: std::sync::RwLock::new(Arc::default()),
             skills: SkillsLibrary::default(),
+            cron,
         }
     }
 

@@ -6,6 +6,13 @@ use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 
 use super::{StoreError, now_ms};
 
+mod progress;
+
+pub use progress::{
+    Advance, advance_cron_job, cron_run_started, finish_cron_job_run, mark_cron_job_running,
+    recover_cron_runs, running_cron_run,
+};
+
 /// A job as stored.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CronJobRow {

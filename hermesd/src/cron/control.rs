@@ -1,0 +1,70 @@
+//! The daemon's handle on cron: the settings in force, waking the scheduler after a change, the
+//! permits that bound how many runs go at once, and the way back to the daemon for runs started
+//! from a tool or an RPC.
+
+use std::sync::{Arc, OnceLock, RwLock, Weak};
+
+use tokio::sync::{Notify, Semaphore};
+
+use super::settings::CronSettings;
+use crate::state::DaemonState;
+
+/// Shared by the scheduler, the Cron service and the `cronjob` tool.
+#[derive(Debug)]
+pub struct Control {
+    settings: RwLock<Arc<CronSettings>>,
+    wake: Notify,
+    /// Runs in progress at most (`cron.max_parallel_jobs`, read at start).
+    pub permits: Arc<Semaphore>,
+    daemon: OnceLock<Weak<DaemonState>>,
+}
+
+impl Control {
+    pub fn new(settings: CronSettings) -> Self {
+        let permits = Arc::new(Semaphore::new(settings.max_parallel));
+        Self {
+            settings: RwLock::new(Arc::new(settings)),
+            wake: Notify::new(),
+            permits,
+            daemon: OnceLock::new(),
+        }
+    }
+
+    /// The settings in force.
+    pub fn settings(&self) -> Arc<CronSettings> {
+        match self.settings.read() {
+            Ok(guard) => Arc::clone(&guard),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    /// Take new settings (start and reload). A changed zone can move next runs: wake the
+    /// scheduler. `max_parallel_jobs` takes effect at the next start.
+    pub fn apply(&self, settings: CronSettings) {
+        match self.settings.write() {
+            Ok(mut guard) => *guard = Arc::new(settings),
+            Err(poisoned) => *poisoned.into_inner() = Arc::new(settings),
+        }
+        self.changed();
+    }
+
+    /// Jobs changed: the scheduler looks at the database again and re-arms its timer.
+    pub fn changed(&self) {
+        self.wake.notify_one();
+    }
+
+    /// Wait until something changed or the timer fired.
+    pub async fn woken(&self) {
+        self.wake.notified().await;
+    }
+
+    /// Connect to the daemon that owns this (once, at start).
+    pub fn attach(&self, daemon: &Arc<DaemonState>) {
+        let _ = self.daemon.set(Arc::downgrade(daemon));
+    }
+
+    /// The daemon, while it runs.
+    pub fn daemon(&self) -> Option<Arc<DaemonState>> {
+        self.daemon.get().and_then(Weak::upgrade)
+    }
+}
