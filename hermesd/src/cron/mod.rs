@@ -6,6 +6,7 @@
 
 pub mod control;
 pub mod delivery;
+pub mod import;
 pub mod jobs;
 pub mod manage;
 pub mod output;

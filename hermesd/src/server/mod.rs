@@ -2,6 +2,7 @@
 
 mod attach;
 mod convert;
+mod cron_service;
 mod daemon_service;
 pub mod listener;
 mod memory_service;
@@ -76,7 +77,11 @@ pub async fn serve(state: Arc<DaemonState>, listener: Listener) -> Result<(), Se
                 state: Arc::clone(&state),
             },
         ))
-        .add_service(pb::cron_server::CronServer::new(not_built::CronService))
+        .add_service(pb::cron_server::CronServer::new(
+            cron_service::CronService {
+                state: Arc::clone(&state),
+            },
+        ))
         .add_service(pb::memory_server::MemoryServer::new(
             memory_service::MemoryService {
                 state: Arc::clone(&state),

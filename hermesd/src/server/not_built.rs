@@ -26,19 +26,6 @@ macro_rules! not_built_service {
     };
 }
 
-not_built_service!(CronService, pb::cron_server::Cron, "Cron",
-    "the cron scheduler is not built yet (jobs, schedules and runs)", {
-    add(AddCronJobRequest) -> AddCronJobResponse;
-    list(ListCronJobsRequest) -> ListCronJobsResponse;
-    get(GetCronJobRequest) -> GetCronJobResponse;
-    update(UpdateCronJobRequest) -> UpdateCronJobResponse;
-    pause(PauseCronJobRequest) -> PauseCronJobResponse;
-    resume(ResumeCronJobRequest) -> ResumeCronJobResponse;
-    remove(RemoveCronJobRequest) -> RemoveCronJobResponse;
-    run_now(RunCronJobNowRequest) -> RunCronJobNowResponse;
-    list_runs(ListCronRunsRequest) -> ListCronRunsResponse;
-});
-
 not_built_service!(GatewayService, pb::gateway_server::Gateway, "Gateway",
     "no chat-platform gateway is built yet", {
     list_platforms(ListPlatformsRequest) -> ListPlatformsResponse;

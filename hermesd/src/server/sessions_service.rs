@@ -361,11 +361,30 @@ impl pb::sessions_server::Sessions for SessionsService {
         let home = Some(req.hermes_home.trim().to_string())
             .filter(|h| !h.is_empty())
             .map_or_else(|| self.state.home.dir.clone(), std::path::PathBuf::from);
-        let report = session_ops::import_hermes(&self.state, home).await?;
+        let report = session_ops::import_hermes(&self.state, home.clone()).await?;
+        let cron_jobs = if req.include_cron {
+            let jobs = crate::cron::import::import_jobs(&self.state, &home)
+                .await
+                .map_err(|e| {
+                    Status::failed_precondition(format!(
+                        "{} sessions were imported, but the cron jobs were not: {e}",
+                        report.sessions
+                    ))
+                })?;
+            tracing::info!(
+                added = jobs.added,
+                existing = jobs.existing,
+                unreadable = jobs.unreadable.len(),
+                "imported Python Hermes cron jobs"
+            );
+            jobs.added
+        } else {
+            0
+        };
         Ok(Response::new(pb::ImportSessionsResponse {
             sessions: report.sessions as u32,
             messages: report.messages as u32,
-            cron_jobs: 0,
+            cron_jobs: cron_jobs as u32,
             skipped: report.skipped_sessions as u32,
             updated: report.updated_sessions as u32,
         }))

@@ -4,6 +4,7 @@
 mod clarify;
 mod coerce;
 mod context;
+mod cronjob_tool;
 mod file_tools;
 pub mod files;
 mod memory_tool;
@@ -101,5 +102,6 @@ pub fn builtin_tools() -> Vec<std::sync::Arc<dyn Tool>> {
         std::sync::Arc::new(skill_tools::SkillsListTool),
         std::sync::Arc::new(skill_tools::SkillViewTool),
         std::sync::Arc::new(skill_tools::SkillManageTool),
+        std::sync::Arc::new(cronjob_tool::CronjobTool),
     ]
 }

@@ -1,0 +1,228 @@
+//! `cronjob`: the agent schedules work when the user asks for it in chat — create, list, update,
+//! pause, resume, remove and run jobs, through the same operations as `hermesctl cron`. A job
+//! made here remembers the session it came from, for `origin` delivery. Cron runs do not get
+//! this tool (a job never schedules jobs).
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolError, optional_str, required_str};
+use crate::{
+    cron::{CronError, JobSpec, manage},
+    store::CronJobRow,
+};
+
+const ACTIONS: [&str; 7] = [
+    "create", "list", "update", "pause", "resume", "remove", "run",
+];
+
+pub struct CronjobTool;
+
+fn failure(e: CronError) -> ToolError {
+    match e {
+        CronError::Invalid(e) => ToolError::Arguments(e.to_string()),
+        other => ToolError::Failed(other.to_string()),
+    }
+}
+
+fn time(ms: Option<i64>) -> Value {
+    ms.and_then(chrono::DateTime::from_timestamp_millis)
+        .map_or(Value::Null, |t| Value::from(t.to_rfc3339()))
+}
+
+/// A job as the model sees it.
+fn job_json(job: &CronJobRow) -> Value {
+    let prompt: String = job.prompt.chars().take(200).collect();
+    json!({
+        "job_id": job.id,
+        "name": job.name,
+        "prompt": prompt,
+        "schedule": job.schedule,
+        "timezone": job.timezone,
+        "state": job.state,
+        "next_run_at": time(job.next_run_at),
+        "last_run_at": time(job.last_run_at),
+        "last_status": job.last_status,
+        "last_error": job.last_error,
+        "deliver": job.deliver,
+        "skills": job.skills,
+        "model": job.model,
+        "enabled_toolsets": job.toolsets,
+        "workdir": job.workdir,
+        "repeat": {"times": (job.repeat_times > 0).then_some(job.repeat_times),
+                   "completed": job.repeat_completed},
+    })
+}
+
+fn strings(args: &Value, key: &str) -> Result<Option<Vec<String>>, ToolError> {
+    match args.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(
+            s.split(',')
+                .map(|p| p.trim().to_string())
+                .filter(|p| !p.is_empty())
+                .collect(),
+        )),
+        Some(Value::Array(items)) => Ok(Some(
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+        )),
+        Some(_) => Err(ToolError::Arguments(format!(
+            "{key} must be a list of names"
+        ))),
+    }
+}
+
+/// The spec in `args`, and the fields they name (for update).
+fn spec(args: &Value) -> Result<(JobSpec, Vec<String>), ToolError> {
+    let mut spec = JobSpec::default();
+    let mut fields = Vec::new();
+    let mut text = |key: &str, field: &str, slot: &mut String| {
+        if let Some(value) = optional_str(args, key) {
+            *slot = value.to_string();
+            fields.push(field.to_string());
+        }
+    };
+    text("name", "name", &mut spec.name);
+    text("prompt", "prompt", &mut spec.prompt);
+    text("schedule", "schedule", &mut spec.schedule);
+    text("timezone", "timezone", &mut spec.timezone);
+    text("model", "model", &mut spec.model);
+    text("workdir", "workdir", &mut spec.workdir);
+    text("deliver", "deliver", &mut spec.deliver);
+    text("missed_policy", "missed_policy", &mut spec.missed_policy);
+    if let Some(skills) = strings(args, "skills")? {
+        spec.skills = skills;
+        fields.push("skills".into());
+    }
+    if let Some(toolsets) = strings(args, "enabled_toolsets")? {
+        spec.toolsets = toolsets;
+        fields.push("enabled_toolsets".into());
+    }
+    match args.get("repeat") {
+        None | Some(Value::Null) => {}
+        Some(value) => {
+            let times = value
+                .as_i64()
+                .filter(|n| *n >= 0)
+                .ok_or_else(|| ToolError::Arguments("repeat must be a whole number ≥ 0".into()))?;
+            spec.repeat_times = times;
+            fields.push("repeat_times".into());
+        }
+    }
+    Ok((spec, fields))
+}
+
+#[async_trait]
+impl Tool for CronjobTool {
+    fn name(&self) -> &'static str {
+        "cronjob"
+    }
+
+    fn toolset(&self) -> &'static str {
+        "cronjob"
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "name": "cronjob",
+            "description": "Schedule work for later or on a repeat when the user asks (reminders, \
+                daily briefings, periodic checks). Each run is a fresh session with no chat \
+                history, so the prompt must be self-contained. Actions: create (schedule and \
+                prompt required), list, update, pause, resume, remove, run (now). The result is \
+                delivered back to this chat by default.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "action": {"type": "string", "enum": ACTIONS},
+                    "job_id": {"type": "string", "description": "For update/pause/resume/remove/run: the job's id or name."},
+                    "prompt": {"type": "string", "description": "What the agent should do at each run, self-contained."},
+                    "schedule": {"type": "string", "description": "'every 30m', 'every 2h' (recurring); 'in 30m' or '30m' (once); '0 9 * * 1-5' (cron); '2026-12-01T09:00' (once)."},
+                    "name": {"type": "string"},
+                    "timezone": {"type": "string", "description": "IANA zone for cron and local times (default: the configured one)."},
+                    "repeat": {"type": "integer", "description": "How many runs in all; omit for forever (a one-shot runs once)."},
+                    "deliver": {"type": "string", "description": "Omit to deliver to this chat. 'local' keeps the output file only; '<platform>:<chat_id>' targets a chat."},
+                    "skills": {"type": "array", "items": {"type": "string"}, "description": "Skills to load for each run."},
+                    "model": {"type": "string", "description": "A model for this job instead of the default."},
+                    "enabled_toolsets": {"type": "array", "items": {"type": "string"}, "description": "Only these toolsets in the job's runs."},
+                    "workdir": {"type": "string", "description": "Absolute directory the job runs in."},
+                    "missed_policy": {"type": "string", "enum": ["skip", "once", "all"], "description": "Runs missed while hermesd was down: skip (default), once (one catch-up), all."}
+                },
+                "required": ["action"]
+            }
+        })
+    }
+
+    async fn call(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
+        let action = required_str(&args, "action")?.trim().to_ascii_lowercase();
+        let daemon = ctx
+            .services
+            .cron
+            .daemon()
+            .ok_or_else(|| ToolError::Failed("hermesd is stopping".into()))?;
+        let job_id = || required_str(&args, "job_id").map(str::to_string);
+        let done = |message: String, job: &CronJobRow| json!({"success": true, "message": message, "job": job_json(job)});
+        match action.as_str() {
+            "create" => {
+                let (mut spec, _) = spec(&args)?;
+                spec.origin = Some(
+                    json!({"platform": ctx.settings.skills.platform, "session_id": ctx.session_id})
+                        .to_string(),
+                );
+                let job = manage::add(&daemon, spec).await.map_err(failure)?;
+                Ok(done(
+                    format!("Scheduled job {} ({}).", job.id, job.schedule),
+                    &job,
+                ))
+            }
+            "list" => {
+                let jobs = daemon
+                    .store
+                    .read(crate::store::cron_jobs)
+                    .await
+                    .map_err(|e| ToolError::Failed(e.to_string()))?;
+                Ok(json!({"success": true, "count": jobs.len(),
+                          "jobs": jobs.iter().map(job_json).collect::<Vec<_>>()}))
+            }
+            "update" => {
+                let (spec, fields) = spec(&args)?;
+                let job = manage::edit(&daemon, &job_id()?, spec, fields)
+                    .await
+                    .map_err(failure)?;
+                Ok(done(format!("Updated job {}.", job.id), &job))
+            }
+            "pause" => {
+                let job = manage::pause(&daemon, &job_id()?, "paused by the agent")
+                    .await
+                    .map_err(failure)?;
+                Ok(done(format!("Paused job {}.", job.id), &job))
+            }
+            "resume" => {
+                let job = manage::resume(&daemon, &job_id()?).await.map_err(failure)?;
+                Ok(done(format!("Resumed job {}.", job.id), &job))
+            }
+            "remove" => {
+                let job = manage::remove(&daemon, &job_id()?).await.map_err(failure)?;
+                Ok(
+                    json!({"success": true, "message": format!("Removed job {} ({}).", job.id, job.name)}),
+                )
+            }
+            "run" => {
+                let run = manage::run_now(&daemon, &job_id()?, false)
+                    .await
+                    .map_err(failure)?;
+                Ok(
+                    json!({"success": true, "run_id": run.id, "job_id": run.job_id,
+                          "message": "The job is running now; its result is delivered as usual."}),
+                )
+            }
+            other => Err(ToolError::Arguments(format!(
+                "unknown action {other:?}: use one of {}",
+                ACTIONS.join(", ")
+            ))),
+        }
+    }
+}

@@ -1,0 +1,446 @@
+//! Cron through the real daemon: `hermesctl cron` adds, lists, edits, pauses, resumes and removes
+//! jobs (bad schedules refused with an example); a run — by hand or by the clock — is a fresh
+//! `cron` session with its output file and record; failures, `[SILENT]`, delivery targets, the
+//! inactivity limit and the tools a run may not have.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
+
+use std::time::Duration;
+
+use hermes_tests::{
+    TestHome,
+    fake_llm::{FakeLlm, Reply},
+    home::StopOnDrop,
+};
+use serde_json::Value;
+
+/// Poll the job's runs until one has left `running` (the record is written after the turn).
+async fn finished_run(home: &TestHome, job: &str) -> Value {
+    for _ in 0..400 {
+        let runs = home
+            .ctl_async(&["--json", "cron", "runs", job])
+            .await
+            .json();
+        if let Some(run) = runs
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|r| r["status"] != "running")
+        {
+            return run.clone();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("job {job} never finished a run");
+}
+
+fn add(home: &TestHome, args: &[&str]) -> Value {
+    let mut all = vec!["--json", "cron", "add"];
+    all.extend_from_slice(args);
+    home.ctl(&all).json()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn jobs_are_added_listed_edited_paused_resumed_and_removed() {
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    let bad = home
+        .ctl_async(&["cron", "add", "--schedule", "every 10s", "--prompt", "x"])
+        .await
+        .err();
+    assert!(bad.contains("minute") && bad.contains("every"), "{bad}");
+    let bad = home
+        .ctl_async(&["cron", "add", "--schedule", "0 25 * * *", "--prompt", "x"])
+        .await
+        .err();
+    assert!(bad.contains("0 9 * * 1-5") || bad.contains("e.g."), "{bad}");
+    let bad = home
+        .ctl_async(&[
+            "cron",
+            "add",
+            "--schedule",
+            "every 1h",
+            "--prompt",
+            "x",
+            "--deliver",
+            "myspace:1",
+        ])
+        .await
+        .err();
+    assert!(bad.contains("unknown delivery target"), "{bad}");
+
+    let human = home
+        .ctl_async(&[
+            "cron",
+            "add",
+            "--schedule",
+            "0 9 * * 1-5",
+            "--prompt",
+            "Morning briefing",
+            "--name",
+            "briefing",
+            "--tz",
+            "Europe/Berlin",
+        ])
+        .await
+        .ok();
+    assert!(human.starts_with("added "), "{human}");
+    assert!(human.contains("next run"), "{human}");
+    let job = add(
+        &home,
+        &[
+            "--schedule",
+            "every 2h",
+            "--prompt",
+            "Check the backups",
+            "--skill",
+            "backup-check",
+        ],
+    );
+    let id = job["id"].as_str().unwrap().to_string();
+    assert_eq!(id.len(), 12, "Python Hermes' id shape: {id}");
+    assert_eq!(job["state"], "scheduled");
+    assert_eq!(job["skills"][0], "backup-check");
+
+    let listed = home.ctl_async(&["--json", "cron", "list"]).await.json();
+    assert_eq!(listed.as_array().unwrap().len(), 2);
+    let table = home.ctl_async(&["cron", "list"]).await.ok();
+    assert!(
+        table.contains("briefing") && table.contains("every 2h"),
+        "{table}"
+    );
+
+    let edited = home
+        .ctl_async(&[
+            "--json",
+            "cron",
+            "edit",
+            &id,
+            "--schedule",
+            "every 3h",
+            "--deliver",
+            "telegram:42",
+        ])
+        .await
+        .json();
+    assert_eq!(edited["schedule"], "every 3h");
+    assert_eq!(edited["deliver"], "telegram:42");
+    assert_eq!(
+        edited["prompt"], "Check the backups",
+        "untouched fields stay"
+    );
+
+    let paused = home
+        .ctl_async(&["--json", "cron", "pause", "briefing"])
+        .await
+        .json();
+    assert_eq!(paused["state"], "paused");
+    assert!(paused.get("next_run_at").is_some());
+    let resumed = home
+        .ctl_async(&["--json", "cron", "resume", "briefing"])
+        .await
+        .json();
+    assert_eq!(resumed["state"], "scheduled");
+
+    home.ctl_async(&["cron", "rm", &id]).await.ok();
+    let gone = home.ctl_async(&["cron", "show", &id]).await.err();
+    assert!(gone.contains("no cron job"), "{gone}");
+    assert_eq!(
+        home.ctl_async(&["--json", "cron", "list"])
+            .await
+            .json()
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_is_a_fresh_cron_session_with_an_output_file_and_a_record() {
+    let server = FakeLlm::start(vec![Reply::text("Backups are fine: 3 snapshots today.")]).await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, "");
+    let job = add(
+        &home,
+        &[
+            "--schedule",
+            "every 1h",
+            "--prompt",
+            "Check the backups",
+            "--name",
+            "backups",
+        ],
+    );
+    let id = job["id"].as_str().unwrap();
+    let run = home
+        .ctl_async(&["--json", "cron", "run", id, "--wait"])
+        .await
+        .json();
+    assert_eq!(run["status"], "ok", "{run}");
+    assert!(
+        run["delivery"].as_str().unwrap().starts_with("local"),
+        "{run}"
+    );
+    let output = std::fs::read_to_string(run["output_path"].as_str().unwrap()).unwrap();
+    assert!(output.starts_with("# Cron Job: backups\n"), "{output}");
+    assert!(
+        output.contains("Backups are fine: 3 snapshots today."),
+        "{output}"
+    );
+    let path = run["output_path"].as_str().unwrap();
+    assert!(path.contains(&format!("/cron/output/{id}/")), "{path}");
+
+    let session = run["session_id"].as_str().unwrap();
+    let shown = home
+        .ctl_async(&["--json", "sessions", "show", session])
+        .await
+        .json();
+    assert_eq!(shown["source"], "cron", "{shown}");
+    let request = &server.chat_requests()[0];
+    let messages = request.body["messages"].as_array().unwrap();
+    assert_eq!(
+        messages.len(),
+        2,
+        "system prompt and the job's message only: no history"
+    );
+    let input = messages[1]["content"].as_str().unwrap();
+    assert!(
+        input.contains("scheduled run of the cron job \"backups\""),
+        "{input}"
+    );
+    assert!(input.ends_with("Check the backups"), "{input}");
+    let tools = request.tool_names();
+    for forbidden in ["clarify", "cronjob", "memory"] {
+        assert!(
+            !tools.contains(&forbidden.to_string()),
+            "{forbidden} in {tools:?}"
+        );
+    }
+    assert!(tools.contains(&"terminal".to_string()), "{tools:?}");
+    let job = home.ctl_async(&["--json", "cron", "show", id]).await.json();
+    assert_eq!(job["job"]["last_status"], "ok");
+    assert_eq!(job["job"]["state"], "scheduled");
+    assert_eq!(
+        job["job"]["repeat_completed"], 0,
+        "a run by hand does not count"
+    );
+    assert_eq!(job["runs"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_scheduled_one_shot_fires_by_itself_and_completes() {
+    let server = FakeLlm::start(vec![Reply::text("Reminder: stretch.")]).await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, "");
+    let at = (chrono_now_utc() + 2).to_string();
+    let job = add(
+        &home,
+        &["--schedule", &at, "--prompt", "Remind me to stretch"],
+    );
+    let id = job["id"].as_str().unwrap();
+    assert_eq!(job["repeat_times"], 1);
+    let run = finished_run(&home, id).await;
+    assert_eq!(run["status"], "ok", "{run}");
+    let job = home.ctl_async(&["--json", "cron", "show", id]).await.json();
+    assert_eq!(job["job"]["state"], "completed", "{job}");
+    assert_eq!(job["job"]["repeat_completed"], 1);
+    assert!(
+        job["job"].get("next_run_at").is_none_or(Value::is_null),
+        "{job}"
+    );
+}
+
+/// Now plus `seconds`, as an ISO-8601 UTC time the schedule parser takes.
+fn chrono_now_utc() -> IsoIn {
+    IsoIn(std::time::SystemTime::now())
+}
+
+struct IsoIn(std::time::SystemTime);
+
+impl std::ops::Add<u64> for IsoIn {
+    type Output = String;
+    fn add(self, seconds: u64) -> String {
+        let at = self.0 + Duration::from_secs(seconds);
+        let secs = at.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+        let (days, rest) = (secs / 86_400, secs % 86_400);
+        let (y, m, d) = civil_from_days(days as i64);
+        format!(
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+            rest / 3600,
+            rest % 3600 / 60,
+            rest % 60
+        )
+    }
+}
+
+/// Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failing_model_fails_the_run_with_the_error_and_it_is_delivered() {
+    let server = FakeLlm::start(vec![Reply::unauthorized()]).await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, "");
+    let job = add(
+        &home,
+        &[
+            "--schedule",
+            "every 1h",
+            "--prompt",
+            "Report",
+            "--deliver",
+            "telegram:42",
+        ],
+    );
+    let id = job["id"].as_str().unwrap();
+    let failed = home
+        .ctl_async(&["--json", "cron", "run", id, "--wait"])
+        .await;
+    assert_eq!(failed.code(), Some(1), "a run that is not ok exits 1");
+    let run: Value = serde_json::from_str(&failed.stdout()).unwrap();
+    assert_eq!(run["status"], "failed", "{run}");
+    assert!(run["error"].as_str().unwrap().contains("auth"), "{run}");
+    assert_eq!(
+        run["delivery"].as_str().unwrap(),
+        "pending: no telegram adapter (for telegram:42)",
+        "never recorded as delivered"
+    );
+    let output = std::fs::read_to_string(run["output_path"].as_str().unwrap()).unwrap();
+    assert!(
+        output.contains("(FAILED)") && output.contains("## Error"),
+        "{output}"
+    );
+    let job = home.ctl_async(&["--json", "cron", "show", id]).await.json();
+    assert_eq!(job["job"]["last_status"], "failed");
+    assert_eq!(job["job"]["failure_streak"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_silent_reply_is_recorded_but_not_delivered() {
+    let server = FakeLlm::start(vec![Reply::text("[SILENT]")]).await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, "");
+    let job = add(
+        &home,
+        &[
+            "--schedule",
+            "every 1h",
+            "--prompt",
+            "Anything new?",
+            "--deliver",
+            "telegram:42",
+        ],
+    );
+    let run = home
+        .ctl_async(&[
+            "--json",
+            "cron",
+            "run",
+            job["id"].as_str().unwrap(),
+            "--wait",
+        ])
+        .await
+        .json();
+    assert_eq!(run["status"], "ok");
+    assert!(
+        run["delivery"].as_str().unwrap().starts_with("silent"),
+        "{run}"
+    );
+    assert!(std::path::Path::new(run["output_path"].as_str().unwrap()).exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_without_progress_is_stopped_as_timed_out() {
+    let server = FakeLlm::start(vec![Reply::stall_after_headers(20_000, &[])]).await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, "cron: {inactivity_timeout: 1}");
+    let job = add(&home, &["--schedule", "every 1h", "--prompt", "Slow job"]);
+    let run = home
+        .ctl_async(&[
+            "--json",
+            "cron",
+            "run",
+            job["id"].as_str().unwrap(),
+            "--wait",
+        ])
+        .await;
+    let run: Value = serde_json::from_str(&run.stdout()).unwrap();
+    assert_eq!(run["status"], "timed_out", "{run}");
+    assert!(
+        run["error"]
+            .as_str()
+            .unwrap()
+            .contains("no progress for 1 s"),
+        "{run}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dangerous_commands_are_refused_in_cron_runs_by_default() {
+    let server = FakeLlm::start(vec![
+        Reply::tool_call("terminal", r#"{"command": "rm -rf victim"}"#),
+        Reply::text("Could not clean up: it needs approval."),
+    ])
+    .await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, "");
+    let job = add(&home, &["--schedule", "every 1h", "--prompt", "Clean up"]);
+    let run = home
+        .ctl_async(&[
+            "--json",
+            "cron",
+            "run",
+            job["id"].as_str().unwrap(),
+            "--wait",
+        ])
+        .await
+        .json();
+    assert_eq!(run["status"], "ok");
+    let results = server.chat_requests()[1].tool_results();
+    assert!(
+        results[0].contains("approvals.cron_mode is deny"),
+        "{results:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_agent_schedules_a_job_from_chat_with_the_cronjob_tool() {
+    let server = FakeLlm::start(vec![
+        Reply::tool_call(
+            "cronjob",
+            r#"{"action": "create", "schedule": "0 8 * * *", "prompt": "Send me the weather", "name": "weather"}"#,
+        ),
+        Reply::text("Scheduled."),
+    ])
+    .await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, "");
+    home.ctl_async(&["send", "Every morning at 8 send me the weather"])
+        .await
+        .ok();
+    let results = server.chat_requests()[1].tool_results();
+    assert!(results[0].contains("\"success\":true"), "{results:?}");
+    let jobs = home.ctl_async(&["--json", "cron", "list"]).await.json();
+    assert_eq!(jobs[0]["name"], "weather");
+    assert_eq!(
+        jobs[0]["deliver"], "origin",
+        "a job made in chat answers to that chat"
+    );
+}
