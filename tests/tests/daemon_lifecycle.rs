@@ -352,17 +352,17 @@ async fn unbuilt_rpcs_say_what_is_missing() {
     let home = TestHome::new();
     let daemon = DaemonProcess::start(&home, &[]);
     let channel = daemon.channel().await;
-    let err = pb::cron_client::CronClient::new(channel)
-        .list(pb::ListCronJobsRequest {})
+    let err = pb::gateway_client::GatewayClient::new(channel)
+        .list_platforms(pb::ListPlatformsRequest {})
         .await
         .unwrap_err();
     assert_eq!(err.code(), tonic::Code::Unimplemented);
-    assert!(err.message().contains("Cron.list"), "{}", err.message());
     assert!(
-        err.message().contains("cron scheduler"),
+        err.message().contains("Gateway.list_platforms"),
         "{}",
         err.message()
     );
+    assert!(err.message().contains("gateway"), "{}", err.message());
 }
 
 #[tokio::test(flavor = "multi_thread")]
