@@ -31,3 +31,10 @@ pub fn binary(name: &str) -> PathBuf {
     );
     path
 }
+
+/// An ISO-8601 UTC time (`2026-12-01T09:00:00Z`) `seconds` from now, as cron schedules take it.
+pub fn iso_in(seconds: i64) -> String {
+    (chrono::Utc::now() + chrono::TimeDelta::seconds(seconds))
+        .format("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}

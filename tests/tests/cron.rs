@@ -234,7 +234,7 @@ async fn a_scheduled_one_shot_fires_by_itself_and_completes() {
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
     home.use_fake_model(&server, "");
-    let at = (chrono_now_utc() + 2).to_string();
+    let at = hermes_tests::iso_in(2);
     let job = add(
         &home,
         &["--schedule", &at, "--prompt", "Remind me to stretch"],
@@ -250,42 +250,6 @@ async fn a_scheduled_one_shot_fires_by_itself_and_completes() {
         job["job"].get("next_run_at").is_none_or(Value::is_null),
         "{job}"
     );
-}
-
-/// Now plus `seconds`, as an ISO-8601 UTC time the schedule parser takes.
-fn chrono_now_utc() -> IsoIn {
-    IsoIn(std::time::SystemTime::now())
-}
-
-struct IsoIn(std::time::SystemTime);
-
-impl std::ops::Add<u64> for IsoIn {
-    type Output = String;
-    fn add(self, seconds: u64) -> String {
-        let at = self.0 + Duration::from_secs(seconds);
-        let secs = at.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
-        let (days, rest) = (secs / 86_400, secs % 86_400);
-        let (y, m, d) = civil_from_days(days as i64);
-        format!(
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-            rest / 3600,
-            rest % 3600 / 60,
-            rest % 60
-        )
-    }
-}
-
-/// Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -442,5 +406,56 @@ async fn the_agent_schedules_a_job_from_chat_with_the_cronjob_tool() {
     assert_eq!(
         jobs[0]["deliver"], "origin",
         "a job made in chat answers to that chat"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_loads_its_skills_and_names_the_missing_ones() {
+    let server = FakeLlm::start(vec![Reply::text("Checked.")]).await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, "");
+    home.write(
+        "skills/backup-check/SKILL.md",
+        "---\nname: backup-check\ndescription: Check restic snapshots.\n---\n# Backup check\n\nRun `restic snapshots` and compare with yesterday.\n",
+    );
+    let job = add(
+        &home,
+        &[
+            "--schedule",
+            "every 1h",
+            "--prompt",
+            "Check",
+            "--skill",
+            "backup-check",
+            "--skill",
+            "ghost",
+        ],
+    );
+    let run = home
+        .ctl_async(&[
+            "--json",
+            "cron",
+            "run",
+            job["id"].as_str().unwrap(),
+            "--wait",
+        ])
+        .await
+        .json();
+    assert_eq!(run["status"], "ok", "{run}");
+    let request = &server.chat_requests()[0];
+    let input = request.body["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        input.contains("Run `restic snapshots` and compare with yesterday."),
+        "{input}"
+    );
+    assert!(
+        input.contains("ghost (Skill 'ghost' not found.)"),
+        "{input}"
+    );
+    let skill_at = input.find("# Backup check").unwrap();
+    assert!(
+        skill_at < input.rfind("Check").unwrap(),
+        "the instruction comes last: {input}"
     );
 }

@@ -11,6 +11,7 @@ use hermes_tests::{
     daemon::DaemonProcess,
     fake_llm::{FakeLlm, Reply},
     home::StopOnDrop,
+    iso_in,
 };
 use serde_json::Value;
 
@@ -92,27 +93,6 @@ async fn a_run_cut_short_by_sigkill_is_recorded_as_interrupted_and_never_repeate
     assert_eq!(server.chat_requests().len(), 1, "never run twice");
 }
 
-/// An ISO-8601 UTC time `seconds` from now.
-fn iso_in(seconds: i64) -> String {
-    let at = now_ms() / 1000 + seconds;
-    let (days, rest) = (at.div_euclid(86_400), at.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn slots_missed_while_down_are_recorded_and_once_runs_exactly_one_catch_up() {
     let server = FakeLlm::start(vec![Reply::text("caught up")]).await;
@@ -134,6 +114,18 @@ async fn slots_missed_while_down_are_recorded_and_once_runs_exactly_one_catch_up
             "once",
         ],
     );
+    let paused = add(
+        &home,
+        &[
+            "--schedule",
+            "every 1h",
+            "--prompt",
+            "On hold",
+            "--missed",
+            "once",
+        ],
+    );
+    home.ctl(&["cron", "pause", &paused]).ok();
     home.ctl(&["daemon", "stop"]).ok();
     // As if hermesd had been down for the last four slots: the latest was 40 min ago, later than
     // its 30 min grace. (Slots lie on whole seconds, as the daemon computes them.)
@@ -177,6 +169,21 @@ async fn slots_missed_while_down_are_recorded_and_once_runs_exactly_one_catch_up
     assert_eq!(job["job"]["last_status"], "missed");
     assert_eq!(job["job"]["state"], "scheduled");
     assert_eq!(server.chat_requests().len(), 1, "one catch-up in all");
+
+    // The paused job was due in the same pass and did not run; resumed, it waits for its next
+    // slot instead of catching up.
+    let none = home
+        .ctl_async(&["--json", "cron", "runs", &paused])
+        .await
+        .json();
+    assert_eq!(none.as_array().unwrap().len(), 0, "{none}");
+    let resumed = home
+        .ctl_async(&["--json", "cron", "resume", &paused])
+        .await
+        .json();
+    assert_eq!(resumed["state"], "scheduled");
+    let next = resumed["next_run_at"].as_str().unwrap().to_string();
+    assert!(next > iso_in(0), "{next}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
