@@ -40,8 +40,10 @@ impl Daemon {
     }
 
     /// The Cron service. No deadline is set: `RunNow` with `wait` answers only when the run ends.
+    /// The Cron client. A list of every job can pass gRPC's default 4 MiB (about 12,000 jobs):
+    /// it may take up to 256 MiB.
     pub fn cron(&self) -> CronClient<Channel> {
-        CronClient::new(self.channel.clone())
+        CronClient::new(self.channel.clone()).max_decoding_message_size(256 << 20)
     }
 
     /// Attach to a session: send `hello` first, then return the sender for later frames and the

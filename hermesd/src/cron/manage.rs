@@ -98,6 +98,8 @@ pub async fn pause(state: &DaemonState, id: &str, reason: &str) -> Result<CronJo
             }
             job.state = "paused".into();
             job.paused_reason = reason.or_else(|| Some("paused by the user".into()));
+            // Resuming computes the next run from then.
+            job.next_run_at = None;
             store::update_cron_job(tx, &job)
         })
         .await?;

@@ -106,10 +106,7 @@ impl Schedule {
             Schedule::Cron { expr } => expr.clone(),
             Schedule::Every { period } => format!("every {}", format_period(*period)),
             Schedule::Once { at } => {
-                format!(
-                    "once at {}",
-                    at.to_rfc3339_opts(SecondsFormat::AutoSi, true)
-                )
+                format!("once at {}", at.to_rfc3339_opts(SecondsFormat::Secs, true))
             }
         }
     }
