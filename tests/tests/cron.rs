@@ -33,6 +33,41 @@ async fn finished_run(home: &TestHome, job: &str) -> Value {
     panic!("job {job} never finished a run");
 }
 
+/// A test home on the fake model (with `config` merged in); its daemon stops when it is dropped.
+struct CronHome(TestHome);
+
+impl CronHome {
+    fn new(server: &FakeLlm, config: &str) -> Self {
+        let home = TestHome::new();
+        home.use_fake_model(server, config);
+        Self(home)
+    }
+}
+
+impl std::ops::Deref for CronHome {
+    type Target = TestHome;
+    fn deref(&self) -> &TestHome {
+        &self.0
+    }
+}
+
+impl Drop for CronHome {
+    fn drop(&mut self) {
+        let _ = self.0.ctl(&["daemon", "stop"]);
+    }
+}
+
+/// `hermesctl cron run ID --wait --json`: its exit code and the closed run.
+async fn run_and_wait(home: &TestHome, job: &Value) -> (Option<i32>, Value) {
+    let id = job["id"].as_str().unwrap();
+    let out = home
+        .ctl_async(&["--json", "cron", "run", id, "--wait"])
+        .await;
+    let run = serde_json::from_str(&out.stdout())
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {} {}", out.stdout(), out.stderr()));
+    (out.code(), run)
+}
+
 fn add(home: &TestHome, args: &[&str]) -> Value {
     let mut all = vec!["--json", "cron", "add"];
     all.extend_from_slice(args);
@@ -161,9 +196,7 @@ async fn jobs_are_added_listed_edited_paused_resumed_and_removed() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_run_is_a_fresh_cron_session_with_an_output_file_and_a_record() {
     let server = FakeLlm::start(vec![Reply::text("Backups are fine: 3 snapshots today.")]).await;
-    let home = TestHome::new();
-    let _stop = StopOnDrop(&home);
-    home.use_fake_model(&server, "");
+    let home = CronHome::new(&server, "");
     let job = add(
         &home,
         &[
@@ -176,11 +209,12 @@ async fn a_run_is_a_fresh_cron_session_with_an_output_file_and_a_record() {
         ],
     );
     let id = job["id"].as_str().unwrap();
-    let run = home
-        .ctl_async(&["--json", "cron", "run", id, "--wait"])
-        .await
-        .json();
-    assert_eq!(run["status"], "ok", "{run}");
+    let (code, run) = run_and_wait(&home, &job).await;
+    assert_eq!(
+        (code, &run["status"]),
+        (Some(0), &Value::from("ok")),
+        "{run}"
+    );
     assert!(
         run["delivery"].as_str().unwrap().starts_with("local"),
         "{run}"
@@ -234,9 +268,7 @@ async fn a_run_is_a_fresh_cron_session_with_an_output_file_and_a_record() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_scheduled_one_shot_fires_by_itself_and_completes() {
     let server = FakeLlm::start(vec![Reply::text("Reminder: stretch.")]).await;
-    let home = TestHome::new();
-    let _stop = StopOnDrop(&home);
-    home.use_fake_model(&server, "");
+    let home = CronHome::new(&server, "");
     let at = hermes_tests::iso_in(2);
     let job = add(
         &home,
@@ -258,9 +290,7 @@ async fn a_scheduled_one_shot_fires_by_itself_and_completes() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failing_model_fails_the_run_with_the_error_and_it_is_delivered() {
     let server = FakeLlm::start(vec![Reply::unauthorized()]).await;
-    let home = TestHome::new();
-    let _stop = StopOnDrop(&home);
-    home.use_fake_model(&server, "");
+    let home = CronHome::new(&server, "");
     let job = add(
         &home,
         &[
@@ -273,11 +303,8 @@ async fn a_failing_model_fails_the_run_with_the_error_and_it_is_delivered() {
         ],
     );
     let id = job["id"].as_str().unwrap();
-    let failed = home
-        .ctl_async(&["--json", "cron", "run", id, "--wait"])
-        .await;
-    assert_eq!(failed.code(), Some(1), "a run that is not ok exits 1");
-    let run: Value = serde_json::from_str(&failed.stdout()).unwrap();
+    let (code, run) = run_and_wait(&home, &job).await;
+    assert_eq!(code, Some(1), "a run that is not ok exits 1");
     assert_eq!(run["status"], "failed", "{run}");
     assert!(run["error"].as_str().unwrap().contains("auth"), "{run}");
     assert_eq!(
@@ -298,9 +325,7 @@ async fn a_failing_model_fails_the_run_with_the_error_and_it_is_delivered() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_silent_reply_is_recorded_but_not_delivered() {
     let server = FakeLlm::start(vec![Reply::text("[SILENT]")]).await;
-    let home = TestHome::new();
-    let _stop = StopOnDrop(&home);
-    home.use_fake_model(&server, "");
+    let home = CronHome::new(&server, "");
     let job = add(
         &home,
         &[
@@ -312,16 +337,7 @@ async fn a_silent_reply_is_recorded_but_not_delivered() {
             "telegram:42",
         ],
     );
-    let run = home
-        .ctl_async(&[
-            "--json",
-            "cron",
-            "run",
-            job["id"].as_str().unwrap(),
-            "--wait",
-        ])
-        .await
-        .json();
+    let (_, run) = run_and_wait(&home, &job).await;
     assert_eq!(run["status"], "ok");
     assert!(
         run["delivery"].as_str().unwrap().starts_with("silent"),
@@ -333,20 +349,9 @@ async fn a_silent_reply_is_recorded_but_not_delivered() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_run_without_progress_is_stopped_as_timed_out() {
     let server = FakeLlm::start(vec![Reply::stall_after_headers(20_000, &[])]).await;
-    let home = TestHome::new();
-    let _stop = StopOnDrop(&home);
-    home.use_fake_model(&server, "cron: {inactivity_timeout: 1}");
+    let home = CronHome::new(&server, "cron: {inactivity_timeout: 1}");
     let job = add(&home, &["--schedule", "every 1h", "--prompt", "Slow job"]);
-    let run = home
-        .ctl_async(&[
-            "--json",
-            "cron",
-            "run",
-            job["id"].as_str().unwrap(),
-            "--wait",
-        ])
-        .await;
-    let run: Value = serde_json::from_str(&run.stdout()).unwrap();
+    let (_, run) = run_and_wait(&home, &job).await;
     assert_eq!(run["status"], "timed_out", "{run}");
     assert!(
         run["error"]
@@ -364,20 +369,9 @@ async fn dangerous_commands_are_refused_in_cron_runs_by_default() {
         Reply::text("Could not clean up: it needs approval."),
     ])
     .await;
-    let home = TestHome::new();
-    let _stop = StopOnDrop(&home);
-    home.use_fake_model(&server, "");
+    let home = CronHome::new(&server, "");
     let job = add(&home, &["--schedule", "every 1h", "--prompt", "Clean up"]);
-    let run = home
-        .ctl_async(&[
-            "--json",
-            "cron",
-            "run",
-            job["id"].as_str().unwrap(),
-            "--wait",
-        ])
-        .await
-        .json();
+    let (_, run) = run_and_wait(&home, &job).await;
     assert_eq!(run["status"], "ok");
     let results = server.chat_requests()[1].tool_results();
     assert!(
@@ -396,9 +390,7 @@ async fn the_agent_schedules_a_job_from_chat_with_the_cronjob_tool() {
         Reply::text("Scheduled."),
     ])
     .await;
-    let home = TestHome::new();
-    let _stop = StopOnDrop(&home);
-    home.use_fake_model(&server, "");
+    let home = CronHome::new(&server, "");
     home.ctl_async(&["send", "Every morning at 8 send me the weather"])
         .await
         .ok();
@@ -415,9 +407,7 @@ async fn the_agent_schedules_a_job_from_chat_with_the_cronjob_tool() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_job_loads_its_skills_and_names_the_missing_ones() {
     let server = FakeLlm::start(vec![Reply::text("Checked.")]).await;
-    let home = TestHome::new();
-    let _stop = StopOnDrop(&home);
-    home.use_fake_model(&server, "");
+    let home = CronHome::new(&server, "");
     home.write(
         "skills/backup-check/SKILL.md",
         "---\nname: backup-check\ndescription: Check restic snapshots.\n---\n# Backup check\n\nRun `restic snapshots` and compare with yesterday.\n",
@@ -435,16 +425,7 @@ async fn a_job_loads_its_skills_and_names_the_missing_ones() {
             "ghost",
         ],
     );
-    let run = home
-        .ctl_async(&[
-            "--json",
-            "cron",
-            "run",
-            job["id"].as_str().unwrap(),
-            "--wait",
-        ])
-        .await
-        .json();
+    let (_, run) = run_and_wait(&home, &job).await;
     assert_eq!(run["status"], "ok", "{run}");
     let request = &server.chat_requests()[0];
     let input = request.body["messages"][1]["content"].as_str().unwrap();
