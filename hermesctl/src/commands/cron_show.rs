@@ -40,6 +40,7 @@ pub fn job_json(job: &pb::CronJob) -> Value {
         },
         "last_error": job.last_error,
         "failure_streak": job.failure_streak,
+        "paused_reason": job.paused_reason,
         "missed_policy": missed_word(job.missed_policy),
         "created_at": output::timestamp(job.created_at.as_ref()),
     })
@@ -141,6 +142,9 @@ pub fn print_job(job: &pb::CronJob, now: i64) {
     let field = |name: &str, value: &str| output::line(format!("{name:<11} {value}"));
     output::line(format!("job {}", label(job)));
     field("state", state_word(job.state));
+    if !job.paused_reason.is_empty() && job.state == pb::CronJobState::Paused as i32 {
+        field("paused", &job.paused_reason);
+    }
     field("schedule", &schedule_text(job));
     let next = next_run_text(job, now);
     field("next run", next.strip_prefix("next run ").unwrap_or(&next));
