@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use super::{Tool, ToolContext, ToolError, optional_str, required_str};
 use crate::{
     cron::{CronError, JobSpec, manage},
+    guard::{ThreatScope, scan_for_threats},
     store::CronJobRow,
 };
 
@@ -76,6 +77,30 @@ fn strings(args: &Value, key: &str) -> Result<Option<Vec<String>>, ToolError> {
     }
 }
 
+/// A prompt the agent writes runs later, unattended and repeatedly: one that carries injection
+/// or exfiltration payloads (text the agent may have picked up from a web page or a file) is
+/// refused, as Hermes does. Jobs the user adds with `hermesctl cron add` are not scanned.
+fn check_prompt(prompt: &str) -> Result<(), ToolError> {
+    let findings = scan_for_threats(prompt, ThreatScope::Strict);
+    match findings.first() {
+        None => Ok(()),
+        Some(id) => Err(ToolError::Arguments(format!(
+            "Blocked: the job's prompt matches threat pattern '{id}'. Cron prompts must not carry \
+             injection or exfiltration payloads; if the user really wants this job, they can add \
+             it themselves with `hermesctl cron add`."
+        ))),
+    }
+}
+
+/// The model named in `args`: a string, or Hermes' `{"provider": …, "model": …}`.
+fn model_of(args: &Value) -> Option<String> {
+    match args.get("model")? {
+        Value::String(model) => Some(model.clone()),
+        Value::Object(fields) => fields.get("model")?.as_str().map(str::to_string),
+        _ => None,
+    }
+}
+
 /// The spec in `args`, and the fields they name (for update).
 fn spec(args: &Value) -> Result<(JobSpec, Vec<String>), ToolError> {
     let mut spec = JobSpec::default();
@@ -90,10 +115,16 @@ fn spec(args: &Value) -> Result<(JobSpec, Vec<String>), ToolError> {
     text("prompt", "prompt", &mut spec.prompt);
     text("schedule", "schedule", &mut spec.schedule);
     text("timezone", "timezone", &mut spec.timezone);
-    text("model", "model", &mut spec.model);
     text("workdir", "workdir", &mut spec.workdir);
     text("deliver", "deliver", &mut spec.deliver);
     text("missed_policy", "missed_policy", &mut spec.missed_policy);
+    if let Some(model) = model_of(args) {
+        spec.model = model;
+        fields.push("model".into());
+    }
+    if fields.iter().any(|f| f == "prompt") {
+        check_prompt(&spec.prompt)?;
+    }
     if let Some(skills) = strings(args, "skills")? {
         spec.skills = skills;
         fields.push("skills".into());
@@ -146,7 +177,7 @@ impl Tool for CronjobTool {
                     "repeat": {"type": "integer", "description": "How many runs in all; omit for forever (a one-shot runs once)."},
                     "deliver": {"type": "string", "description": "Omit to deliver to this chat. 'local' keeps the output file only; '<platform>:<chat_id>' targets a chat."},
                     "skills": {"type": "array", "items": {"type": "string"}, "description": "Skills to load for each run."},
-                    "model": {"type": "string", "description": "A model for this job instead of the default."},
+                    "model": {"type": "string", "description": "A model for this job instead of the default (a name, or {\"provider\", \"model\"})."},
                     "enabled_toolsets": {"type": "array", "items": {"type": "string"}, "description": "Only these toolsets in the job's runs."},
                     "workdir": {"type": "string", "description": "Absolute directory the job runs in."},
                     "missed_policy": {"type": "string", "enum": ["skip", "once", "all"], "description": "Runs missed while hermesd was down: skip (default), once (one catch-up), all."}
