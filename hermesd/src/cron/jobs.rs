@@ -204,7 +204,11 @@ fn set_schedule(
     if matches!(schedule, Schedule::Once { .. }) && job.repeat_times == 0 {
         job.repeat_times = 1;
     }
-    job.next_run_at = next_slot(&schedule, now.timestamp_millis(), zone, anchor_of(job));
+    job.next_run_at = match &schedule {
+        // A one-shot may be up to two minutes late already (then it runs at once).
+        Schedule::Once { at } => Some(whole_second(*at)),
+        _ => next_slot(&schedule, now.timestamp_millis(), zone, anchor_of(job)),
+    };
     if job.next_run_at.is_none() {
         return refuse(format!("schedule {text:?} never runs after now"));
     }

@@ -75,7 +75,7 @@ async fn execute_one(
     let run_id = run.id.clone();
     if let Err(e) = state
         .store
-        .write(move |tx| store::cron_run_started(tx, &run_id, None))
+        .write(move |tx| store::cron_run_started(tx, &run_id))
         .await
     {
         tracing::warn!(run = %run.id, error = %e, "cannot mark the cron run started");
@@ -220,7 +220,7 @@ async fn attempt(
         .store
         .write(move |tx| {
             let session = store::insert_session(tx, &new)?;
-            store::cron_run_started(tx, &run_id, Some(&session.id))?;
+            store::link_cron_run_session(tx, &run_id, &session.id)?;
             Ok::<_, StoreError>(session)
         })
         .await;

@@ -30,8 +30,9 @@ pub use chain::{conversation_segments, start_compressed_segment};
 pub use cron::{
     Advance, CronJobRow, CronRunRow, advance_cron_job, cron_job, cron_jobs, cron_run,
     cron_run_started, cron_runs, delete_cron_job, due_cron_jobs, finish_cron_job_run,
-    finish_cron_run, insert_cron_job, interrupt_leased_runs, lease_cron_run, mark_cron_job_running,
-    next_cron_due, record_cron_run, recover_cron_runs, running_cron_run, update_cron_job,
+    finish_cron_run, insert_cron_job, interrupt_leased_runs, lease_cron_run, link_cron_run_session,
+    mark_cron_job_running, next_cron_due, record_cron_run, recover_cron_runs, running_cron_run,
+    update_cron_job,
 };
 pub use error::StoreError;
 pub use events::{StoredEvent, events_after, put_event, seq_before_last_messages};

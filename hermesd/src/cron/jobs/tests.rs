@@ -155,3 +155,30 @@ fn resume_skips_what_passed_while_paused() {
         Some(now().timestamp_millis() + 6 * 3_600_000)
     );
 }
+
+#[test]
+fn a_one_shot_for_a_moment_ago_is_due_at_once() {
+    let job = new_job(
+        &spec("2026-11-30T15:59:50Z"),
+        "j7".into(),
+        now(),
+        &settings(),
+    )
+    .unwrap();
+    assert_eq!(
+        job.next_run_at,
+        Some(
+            Utc.with_ymd_and_hms(2026, 11, 30, 15, 59, 50)
+                .unwrap()
+                .timestamp_millis()
+        )
+    );
+    let err = new_job(
+        &spec("2026-11-30T15:50:00Z"),
+        "j8".into(),
+        now(),
+        &settings(),
+    )
+    .unwrap_err();
+    assert!(err.0.contains("in the past"), "{}", err.0);
+}

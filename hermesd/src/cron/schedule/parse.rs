@@ -145,7 +145,12 @@ fn looks_like_iso(text: &str) -> bool {
     bytes.len() >= 5 && bytes[..4].iter().all(u8::is_ascii_digit) && bytes[4] == b'-'
 }
 
-/// Parses an ISO-8601 date-time (naive → wall time in `tz`) that must lie after `now`.
+/// How far in the past a one-shot time may be and still be accepted (it then runs at once):
+/// Hermes' one-shot grace, so a job typed for the current minute is not refused.
+pub const ONE_SHOT_GRACE: TimeDelta = TimeDelta::seconds(120);
+
+/// Parses an ISO-8601 date-time (naive → wall time in `tz`) that must lie after
+/// `now − ONE_SHOT_GRACE`.
 fn parse_iso(text: &str, now: DateTime<Utc>, tz: Tz) -> Result<DateTime<Utc>, ScheduleError> {
     let example = now
         .checked_add_signed(TimeDelta::days(1))
@@ -157,7 +162,7 @@ fn parse_iso(text: &str, now: DateTime<Utc>, tz: Tz) -> Result<DateTime<Utc>, Sc
             "time {text:?} {reason} (example: \"{example}\" in {tz}, or \"{example}:00Z\")"
         ))
     })?;
-    if at <= now {
+    if at <= now - ONE_SHOT_GRACE {
         return Err(ScheduleError::Time(format!(
             "time {text:?} is in the past (now is {}); give a future time (example: \"{example}\")",
             now.with_timezone(&tz).format("%Y-%m-%dT%H:%M %Z")

@@ -9,8 +9,8 @@ use super::{StoreError, now_ms};
 mod progress;
 
 pub use progress::{
-    Advance, advance_cron_job, cron_run_started, finish_cron_job_run, mark_cron_job_running,
-    recover_cron_runs, running_cron_run,
+    Advance, advance_cron_job, cron_run_started, finish_cron_job_run, link_cron_run_session,
+    mark_cron_job_running, recover_cron_runs, running_cron_run,
 };
 
 /// A job as stored.

@@ -68,19 +68,27 @@ pub fn running_cron_run(
     .map_err(StoreError::sql("find the running cron run"))
 }
 
-/// A leased run got its turn to go (a permit) and, later, its session.
-pub fn cron_run_started(
-    tx: &Transaction<'_>,
-    run_id: &str,
-    session_id: Option<&str>,
-) -> Result<(), StoreError> {
+/// A leased run got its permit and starts now.
+pub fn cron_run_started(tx: &Transaction<'_>, run_id: &str) -> Result<(), StoreError> {
     tx.execute(
-        "UPDATE cron_runs SET started_at = coalesce(?3, started_at),
-             session_id = coalesce(?2, session_id)
-         WHERE id = ?1",
-        params![run_id, session_id, session_id.is_none().then(now_ms)],
+        "UPDATE cron_runs SET started_at = ?2 WHERE id = ?1",
+        params![run_id, now_ms()],
     )
     .map_err(StoreError::sql("mark cron run started"))?;
+    Ok(())
+}
+
+/// A run's session exists: link it, so `runs` shows it while the run goes on.
+pub fn link_cron_run_session(
+    tx: &Transaction<'_>,
+    run_id: &str,
+    session_id: &str,
+) -> Result<(), StoreError> {
+    tx.execute(
+        "UPDATE cron_runs SET session_id = ?2 WHERE id = ?1",
+        params![run_id, session_id],
+    )
+    .map_err(StoreError::sql("link cron run to its session"))?;
     Ok(())
 }
 
