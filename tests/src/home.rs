@@ -102,6 +102,20 @@ impl TestHome {
         command
     }
 
+    /// Resident memory of this home's running daemon (from its pidfile), in MiB.
+    pub fn daemon_rss_mib(&self) -> f64 {
+        let pid =
+            std::fs::read_to_string(self.path().join("hermesd.pid")).expect("read the pidfile");
+        let status = std::fs::read_to_string(format!("/proc/{}/status", pid.trim()))
+            .expect("read the daemon's /proc status");
+        let kib: f64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS in /proc status");
+        kib / 1024.0
+    }
+
     /// Run hermesctl off the async runtime (for tests whose fake servers run on it).
     pub async fn ctl_async(&self, args: &[&str]) -> CtlOutput {
         let mut command = self.command(&crate::binary("hermesctl"));

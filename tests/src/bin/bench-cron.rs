@@ -22,17 +22,6 @@ const JOBS: usize = 10_000;
 const DUE_TOGETHER: usize = 16;
 const ROUNDS: usize = 3;
 
-fn rss_mib(home: &TestHome) -> f64 {
-    let pid = std::fs::read_to_string(home.path().join("hermesd.pid")).unwrap();
-    let status = std::fs::read_to_string(format!("/proc/{}/status", pid.trim())).unwrap();
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap();
-    kib / 1024.0
-}
-
 fn whole_process(home: &TestHome, args: &[&str]) -> Duration {
     let started = Instant::now();
     home.ctl(args).ok();
@@ -71,7 +60,7 @@ async fn main() {
         .collect();
 
     let mut cron = pb::cron_client::CronClient::new(connect(&home.socket()).await);
-    let before = rss_mib(&home);
+    let before = home.daemon_rss_mib();
     for i in 0..JOBS {
         cron.add(pb::AddCronJobRequest {
             job: Some(pb::CronJob {
@@ -83,7 +72,7 @@ async fn main() {
         .await
         .unwrap();
     }
-    let after = rss_mib(&home);
+    let after = home.daemon_rss_mib();
     let mut list_big: Vec<Duration> = (0..5)
         .map(|_| whole_process(&home, &["cron", "list", "--json"]))
         .collect();

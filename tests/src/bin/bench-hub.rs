@@ -24,17 +24,6 @@ use hermes_tests::{
 const SUBSCRIBERS: usize = 10;
 const CHUNKS: usize = 10_000;
 
-fn rss_mib(home: &TestHome) -> f64 {
-    let pid = std::fs::read_to_string(home.path().join("hermesd.pid")).unwrap();
-    let status = std::fs::read_to_string(format!("/proc/{}/status", pid.trim())).unwrap();
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap();
-    kib / 1024.0
-}
-
 fn delay_since(at: &prost_types::Timestamp) -> Duration {
     let sent = SystemTime::UNIX_EPOCH + Duration::new(at.seconds as u64, at.nanos as u32);
     SystemTime::now().duration_since(sent).unwrap_or_default()
@@ -130,7 +119,7 @@ async fn main() {
             "hermesd RSS, 1,000 stored sessions, {} live",
             status["live_sessions"]
         ),
-        median: format!("{:.1} MiB", rss_mib(&home)),
+        median: format!("{:.1} MiB", home.daemon_rss_mib()),
         p90: String::new(),
         target: "< 40 MiB",
     });
