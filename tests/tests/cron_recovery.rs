@@ -94,8 +94,8 @@ async fn a_run_cut_short_by_sigkill_is_recorded_as_interrupted_and_never_repeate
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn slots_missed_while_down_are_recorded_and_once_runs_exactly_one_catch_up() {
-    let server = FakeLlm::start(vec![Reply::text("caught up")]).await;
+async fn slots_missed_while_down_are_recorded_once_runs_one_catch_up_and_all_runs_each() {
+    let server = FakeLlm::start(vec![Reply::text("caught up"); 5]).await;
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
     home.use_fake_model(&server, "");
@@ -112,6 +112,17 @@ async fn slots_missed_while_down_are_recorded_and_once_runs_exactly_one_catch_up
             "Hourly report",
             "--missed",
             "once",
+        ],
+    );
+    let all = add(
+        &home,
+        &[
+            "--schedule",
+            "every 1h",
+            "--prompt",
+            "Hourly log",
+            "--missed",
+            "all",
         ],
     );
     let paused = add(
@@ -168,7 +179,17 @@ async fn slots_missed_while_down_are_recorded_and_once_runs_exactly_one_catch_up
         .json();
     assert_eq!(job["job"]["last_status"], "missed");
     assert_eq!(job["job"]["state"], "scheduled");
-    assert_eq!(server.chat_requests().len(), 1, "one catch-up in all");
+    // `all` runs each of the four missed slots, one after another.
+    let runs = runs_until(&home, &all, |runs| {
+        runs.len() == 4 && runs.iter().all(|r| r["status"] == "ok")
+    })
+    .await;
+    assert_eq!(runs.len(), 4, "{runs:?}");
+    assert_eq!(
+        server.chat_requests().len(),
+        5,
+        "one catch-up for `once`, four for `all`"
+    );
 
     // The paused job was due in the same pass and did not run; resumed, it waits for its next
     // slot instead of catching up.
