@@ -182,3 +182,15 @@ fn a_one_shot_for_a_moment_ago_is_due_at_once() {
     .unwrap_err();
     assert!(err.0.contains("in the past"), "{}", err.0);
 }
+
+#[test]
+fn an_oversized_prompt_or_name_is_refused() {
+    let mut s = spec("every 1h");
+    s.prompt = "x".repeat(MAX_PROMPT_BYTES + 1);
+    let err = new_job(&s, "j9".into(), now(), &settings()).unwrap_err();
+    assert!(err.0.contains("the limit is"), "{}", err.0);
+    let mut s = spec("every 1h");
+    s.name = "n".repeat(MAX_NAME_CHARS + 1);
+    let err = new_job(&s, "j9".into(), now(), &settings()).unwrap_err();
+    assert!(err.0.contains("longer than"), "{}", err.0);
+}
