@@ -463,3 +463,29 @@ async fn a_job_prompt_with_an_injection_payload_is_refused_to_the_agent() {
     let jobs = home.ctl_async(&["--json", "cron", "list"]).await.json();
     assert_eq!(jobs.as_array().unwrap().len(), 0, "{jobs}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_stops_waiting_does_not_stop_the_run() {
+    let server = FakeLlm::start(vec![
+        Reply::text_chunks(&["Slow ", "but ", "finished."]).with_delay_ms(500),
+    ])
+    .await;
+    let home = CronHome::new(&server, "");
+    let job = add(
+        &home,
+        &["--schedule", "every 1h", "--prompt", "Slow report"],
+    );
+    let id = job["id"].as_str().unwrap().to_string();
+    let mut waiting = home
+        .command(&hermes_tests::binary("hermesctl"))
+        .args(["cron", "run", &id, "--wait"])
+        .spawn()
+        .unwrap();
+    server.wait_for_requests(1, Duration::from_secs(20)).await;
+    waiting.kill().unwrap();
+    waiting.wait().unwrap();
+    let run = finished_run(&home, &id).await;
+    assert_eq!(run["status"], "ok", "{run}");
+    let output = std::fs::read_to_string(run["output_path"].as_str().unwrap()).unwrap();
+    assert!(output.contains("Slow but finished."), "{output}");
+}
