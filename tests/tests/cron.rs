@@ -68,6 +68,13 @@ async fn run_and_wait(home: &TestHome, job: &Value) -> (Option<i32>, Value) {
     (out.code(), run)
 }
 
+/// A job running every hour (runs in these tests are started by hand), with `extra` flags.
+fn hourly(home: &TestHome, prompt: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["--schedule", "every 1h", "--prompt", prompt];
+    args.extend_from_slice(extra);
+    add(home, &args)
+}
+
 fn add(home: &TestHome, args: &[&str]) -> Value {
     let mut all = vec!["--json", "cron", "add"];
     all.extend_from_slice(args);
@@ -197,17 +204,7 @@ async fn jobs_are_added_listed_edited_paused_resumed_and_removed() {
 async fn a_run_is_a_fresh_cron_session_with_an_output_file_and_a_record() {
     let server = FakeLlm::start(vec![Reply::text("Backups are fine: 3 snapshots today.")]).await;
     let home = CronHome::new(&server, "");
-    let job = add(
-        &home,
-        &[
-            "--schedule",
-            "every 1h",
-            "--prompt",
-            "Check the backups",
-            "--name",
-            "backups",
-        ],
-    );
+    let job = hourly(&home, "Check the backups", &["--name", "backups"]);
     let id = job["id"].as_str().unwrap();
     let (code, run) = run_and_wait(&home, &job).await;
     assert_eq!(
@@ -291,17 +288,7 @@ async fn a_scheduled_one_shot_fires_by_itself_and_completes() {
 async fn a_failing_model_fails_the_run_with_the_error_and_it_is_delivered() {
     let server = FakeLlm::start(vec![Reply::unauthorized()]).await;
     let home = CronHome::new(&server, "");
-    let job = add(
-        &home,
-        &[
-            "--schedule",
-            "every 1h",
-            "--prompt",
-            "Report",
-            "--deliver",
-            "telegram:42",
-        ],
-    );
+    let job = hourly(&home, "Report", &["--deliver", "telegram:42"]);
     let id = job["id"].as_str().unwrap();
     let (code, run) = run_and_wait(&home, &job).await;
     assert_eq!(code, Some(1), "a run that is not ok exits 1");
@@ -326,17 +313,7 @@ async fn a_failing_model_fails_the_run_with_the_error_and_it_is_delivered() {
 async fn a_silent_reply_is_recorded_but_not_delivered() {
     let server = FakeLlm::start(vec![Reply::text("[SILENT]")]).await;
     let home = CronHome::new(&server, "");
-    let job = add(
-        &home,
-        &[
-            "--schedule",
-            "every 1h",
-            "--prompt",
-            "Anything new?",
-            "--deliver",
-            "telegram:42",
-        ],
-    );
+    let job = hourly(&home, "Anything new?", &["--deliver", "telegram:42"]);
     let (_, run) = run_and_wait(&home, &job).await;
     assert_eq!(run["status"], "ok");
     assert!(
@@ -350,7 +327,7 @@ async fn a_silent_reply_is_recorded_but_not_delivered() {
 async fn a_run_without_progress_is_stopped_as_timed_out() {
     let server = FakeLlm::start(vec![Reply::stall_after_headers(20_000, &[])]).await;
     let home = CronHome::new(&server, "cron: {inactivity_timeout: 1}");
-    let job = add(&home, &["--schedule", "every 1h", "--prompt", "Slow job"]);
+    let job = hourly(&home, "Slow job", &[]);
     let (_, run) = run_and_wait(&home, &job).await;
     assert_eq!(run["status"], "timed_out", "{run}");
     assert!(
@@ -370,7 +347,7 @@ async fn dangerous_commands_are_refused_in_cron_runs_by_default() {
     ])
     .await;
     let home = CronHome::new(&server, "");
-    let job = add(&home, &["--schedule", "every 1h", "--prompt", "Clean up"]);
+    let job = hourly(&home, "Clean up", &[]);
     let (_, run) = run_and_wait(&home, &job).await;
     assert_eq!(run["status"], "ok");
     let results = server.chat_requests()[1].tool_results();
@@ -412,18 +389,10 @@ async fn a_job_loads_its_skills_and_names_the_missing_ones() {
         "skills/backup-check/SKILL.md",
         "---\nname: backup-check\ndescription: Check restic snapshots.\n---\n# Backup check\n\nRun `restic snapshots` and compare with yesterday.\n",
     );
-    let job = add(
+    let job = hourly(
         &home,
-        &[
-            "--schedule",
-            "every 1h",
-            "--prompt",
-            "Check",
-            "--skill",
-            "backup-check",
-            "--skill",
-            "ghost",
-        ],
+        "Check",
+        &["--skill", "backup-check", "--skill", "ghost"],
     );
     let (_, run) = run_and_wait(&home, &job).await;
     assert_eq!(run["status"], "ok", "{run}");
@@ -471,10 +440,7 @@ async fn a_client_that_stops_waiting_does_not_stop_the_run() {
     ])
     .await;
     let home = CronHome::new(&server, "");
-    let job = add(
-        &home,
-        &["--schedule", "every 1h", "--prompt", "Slow report"],
-    );
+    let job = hourly(&home, "Slow report", &[]);
     let id = job["id"].as_str().unwrap().to_string();
     let mut waiting = home
         .command(&hermes_tests::binary("hermesctl"))

@@ -117,14 +117,8 @@ pub async fn run(ctx: &Context, command: CronCommand) -> Result<(), CliError> {
                 })
                 .await?
                 .into_inner()
-                .job
-                .ok_or_else(no_job)?;
-            if ctx.json {
-                output::json(&show::job_json(&job));
-            } else {
-                output::line(format!("paused {}", text::label(&job)));
-            }
-            Ok(())
+                .job;
+            print_summary(ctx, "paused", job)
         }
         CronCommand::Resume { id } => {
             let daemon = connection::connect(ctx).await?;
@@ -133,18 +127,8 @@ pub async fn run(ctx: &Context, command: CronCommand) -> Result<(), CliError> {
                 .resume(pb::ResumeCronJobRequest { id })
                 .await?
                 .into_inner()
-                .job
-                .ok_or_else(no_job)?;
-            if ctx.json {
-                output::json(&show::job_json(&job));
-            } else {
-                output::line(format!(
-                    "resumed {}: {}",
-                    text::label(&job),
-                    text::next_run_text(&job, now_seconds())
-                ));
-            }
-            Ok(())
+                .job;
+            print_summary(ctx, "resumed", job)
         }
         CronCommand::Rm { id } => {
             let daemon = connection::connect(ctx).await?;
@@ -214,7 +198,7 @@ fn no_job() -> CliError {
     CliError::new("hermesd returned no cron job")
 }
 
-/// One line about a job just added or updated (or the job as JSON).
+/// One line about a job just added, updated, paused or resumed (or the job as JSON).
 fn print_summary(ctx: &Context, verb: &str, job: Option<pb::CronJob>) -> Result<(), CliError> {
     let job = job.ok_or_else(no_job)?;
     if ctx.json {

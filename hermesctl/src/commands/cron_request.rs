@@ -133,30 +133,10 @@ pub fn update_request(id: String, edit: Edit) -> Result<pb::UpdateCronJobRequest
             "nothing to change; give at least one of {EDIT_FLAGS}"
         )));
     }
-    fields.sort_by_key(|name| proto_order(name));
-    fields.dedup();
     Ok(pb::UpdateCronJobRequest {
         job: Some(job),
         fields: fields.into_iter().map(String::from).collect(),
     })
-}
-
-/// Position of a CronJob field in cron.proto, so `fields` reads in the message's order.
-fn proto_order(name: &str) -> usize {
-    const ORDER: [&str; 11] = [
-        "name",
-        "prompt",
-        "schedule",
-        "timezone",
-        "skills",
-        "model",
-        "enabled_toolsets",
-        "workdir",
-        "deliver",
-        "repeat_times",
-        "missed_policy",
-    ];
-    ORDER.iter().position(|n| *n == name).unwrap_or(ORDER.len())
 }
 
 #[cfg(test)]
@@ -210,9 +190,9 @@ mod tests {
         assert_eq!(
             fields(all),
             [
-                "name",
                 "prompt",
                 "schedule",
+                "name",
                 "timezone",
                 "skills",
                 "model",

@@ -46,11 +46,16 @@ impl From<StoreError> for CronError {
 /// Store a new job and wake the scheduler.
 pub async fn add(state: &DaemonState, spec: JobSpec) -> Result<CronJobRow, CronError> {
     let settings = state.cron.settings();
-    let job = jobs::new_job(&spec, ids::hex12(), Utc::now(), &settings)?;
+    // On the blocking pool with the insert: checking the workdir touches the file system.
     let stored = state
         .store
-        .write(move |tx| store::insert_cron_job(tx, &job))
-        .await?;
+        .write(
+            move |tx| match jobs::new_job(&spec, ids::hex12(), Utc::now(), &settings) {
+                Ok(job) => store::insert_cron_job(tx, &job).map(Ok),
+                Err(e) => Ok(Err(e)),
+            },
+        )
+        .await??;
     tracing::info!(job = %stored.id, schedule = %stored.schedule, "cron job added");
     state.cron.changed();
     Ok(stored)

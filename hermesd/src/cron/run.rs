@@ -324,19 +324,20 @@ async fn load_skills(state: &Arc<DaemonState>, names: &[String]) -> Vec<JobSkill
     let services = &state.tool_services;
     let settings = services.skills_settings();
     let roots = settings.roots(&services.hermes_home);
+    let unavailable = |why: String| {
+        names
+            .iter()
+            .map(|name| JobSkill::Unavailable {
+                name: name.clone(),
+                why: why.clone(),
+            })
+            .collect()
+    };
     let view = match services.skills.view(&services.store, roots).await {
         Ok(view) => view,
-        Err(e) => {
-            return names
-                .iter()
-                .map(|name| JobSkill::Unavailable {
-                    name: name.clone(),
-                    why: format!("the skills could not be read: {e}"),
-                })
-                .collect();
-        }
+        Err(e) => return unavailable(format!("the skills could not be read: {e}")),
     };
-    let names = names.to_vec();
+    let wanted = names.to_vec();
     let loaded = tokio::task::spawn_blocking(move || {
         let (tools, toolsets) = (HashSet::new(), HashSet::new());
         let ctx = ActivationContext {
@@ -347,7 +348,7 @@ async fn load_skills(state: &Arc<DaemonState>, names: &[String]) -> Vec<JobSkill
             disabled: &settings.disabled,
             platform_disabled: &settings.platform_disabled,
         };
-        names
+        wanted
             .iter()
             .map(|name| match view.quarantined(name) {
                 Some(reason) => JobSkill::Unavailable {
@@ -361,5 +362,5 @@ async fn load_skills(state: &Arc<DaemonState>, names: &[String]) -> Vec<JobSkill
             .collect::<Vec<_>>()
     })
     .await;
-    loaded.unwrap_or_default()
+    loaded.unwrap_or_else(|e| unavailable(format!("loading the skills failed: {e}")))
 }

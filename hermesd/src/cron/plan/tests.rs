@@ -29,18 +29,21 @@ fn settings() -> CronSettings {
     }
 }
 
+/// `plan` in UTC with the default settings.
+fn plan_utc(
+    schedule: &Schedule,
+    anchor: Option<i64>,
+    slot: i64,
+    now: i64,
+    policy: MissedPolicy,
+) -> Plan {
+    plan(schedule, Tz::UTC, anchor, slot, now, policy, &settings())
+}
+
 #[test]
 fn an_on_time_slot_runs_and_the_next_follows() {
     let slot = ms(2026, 12, 1, 9, 0);
-    let p = plan(
-        &every(60),
-        Tz::UTC,
-        Some(slot),
-        slot,
-        slot + 400,
-        MissedPolicy::Skip,
-        &settings(),
-    );
+    let p = plan_utc(&every(60), Some(slot), slot, slot + 400, MissedPolicy::Skip);
     assert_eq!(p.run, vec![slot]);
     assert_eq!(p.missed, None);
     assert_eq!(p.next, Some(slot + 60 * MIN));
@@ -53,25 +56,9 @@ fn late_within_grace_still_runs() {
     };
     let slot = ms(2026, 12, 1, 9, 0);
     // Daily: grace is capped at two hours.
-    let p = plan(
-        &daily,
-        Tz::UTC,
-        None,
-        slot,
-        slot + 119 * MIN,
-        MissedPolicy::Skip,
-        &settings(),
-    );
+    let p = plan_utc(&daily, None, slot, slot + 119 * MIN, MissedPolicy::Skip);
     assert_eq!(p.run, vec![slot]);
-    let p = plan(
-        &daily,
-        Tz::UTC,
-        None,
-        slot,
-        slot + 121 * MIN,
-        MissedPolicy::Skip,
-        &settings(),
-    );
+    let p = plan_utc(&daily, None, slot, slot + 121 * MIN, MissedPolicy::Skip);
     assert!(p.run.is_empty());
     assert_eq!(p.missed.as_ref().map(|m| m.count), Some(1));
     assert_eq!(p.next, Some(ms(2026, 12, 2, 9, 0)));
@@ -81,15 +68,7 @@ fn late_within_grace_still_runs() {
 fn skip_records_the_backlog_and_runs_the_on_time_slot() {
     let slot = ms(2026, 12, 1, 9, 0);
     let now = slot + 10 * MIN + 30_000;
-    let p = plan(
-        &every(1),
-        Tz::UTC,
-        Some(slot),
-        slot,
-        now,
-        MissedPolicy::Skip,
-        &settings(),
-    );
+    let p = plan_utc(&every(1), Some(slot), slot, now, MissedPolicy::Skip);
     assert_eq!(
         p.run,
         vec![slot + 10 * MIN],
@@ -108,27 +87,11 @@ fn once_runs_exactly_one_catch_up() {
     let hourly = every(60);
     let slot = ms(2026, 12, 1, 1, 0);
     let now = ms(2026, 12, 1, 6, 40);
-    let p = plan(
-        &hourly,
-        Tz::UTC,
-        Some(slot),
-        slot,
-        now,
-        MissedPolicy::Once,
-        &settings(),
-    );
+    let p = plan_utc(&hourly, Some(slot), slot, now, MissedPolicy::Once);
     assert_eq!(p.run, vec![ms(2026, 12, 1, 6, 0)]);
     assert_eq!(p.missed.unwrap().count, 5);
     assert_eq!(p.next, Some(ms(2026, 12, 1, 7, 0)));
-    let skipped = plan(
-        &hourly,
-        Tz::UTC,
-        Some(slot),
-        slot,
-        now,
-        MissedPolicy::Skip,
-        &settings(),
-    );
+    let skipped = plan_utc(&hourly, Some(slot), slot, now, MissedPolicy::Skip);
     assert!(skipped.run.is_empty());
     assert_eq!(skipped.missed.unwrap().count, 6);
 }
@@ -140,15 +103,7 @@ fn once_outside_the_window_runs_nothing() {
     };
     let slot = ms(2026, 11, 30, 9, 0); // a Monday
     let now = slot + 3 * 24 * 60 * MIN;
-    let p = plan(
-        &weekly,
-        Tz::UTC,
-        None,
-        slot,
-        now,
-        MissedPolicy::Once,
-        &settings(),
-    );
+    let p = plan_utc(&weekly, None, slot, now, MissedPolicy::Once);
     assert!(
         p.run.is_empty(),
         "three days late is outside the one-day window"
@@ -191,36 +146,12 @@ fn a_missed_one_shot_completes() {
     let at = Utc.with_ymd_and_hms(2026, 12, 1, 9, 0, 0).unwrap();
     let once = Schedule::Once { at };
     let slot = at.timestamp_millis();
-    let p = plan(
-        &once,
-        Tz::UTC,
-        None,
-        slot,
-        slot + 60 * MIN,
-        MissedPolicy::Skip,
-        &settings(),
-    );
+    let p = plan_utc(&once, None, slot, slot + 60 * MIN, MissedPolicy::Skip);
     assert!(p.run.is_empty());
     assert_eq!(p.next, None);
-    let p = plan(
-        &once,
-        Tz::UTC,
-        None,
-        slot,
-        slot + 60 * MIN,
-        MissedPolicy::Once,
-        &settings(),
-    );
+    let p = plan_utc(&once, None, slot, slot + 60 * MIN, MissedPolicy::Once);
     assert_eq!(p.run, vec![slot]);
-    let p = plan(
-        &once,
-        Tz::UTC,
-        None,
-        slot,
-        slot + MIN,
-        MissedPolicy::Skip,
-        &settings(),
-    );
+    let p = plan_utc(&once, None, slot, slot + MIN, MissedPolicy::Skip);
     assert_eq!(
         p.run,
         vec![slot],
@@ -232,15 +163,7 @@ fn a_missed_one_shot_completes() {
 fn a_year_of_minutes_is_counted_with_a_bound() {
     let slot = ms(2025, 12, 1, 0, 0);
     let now = ms(2026, 12, 1, 0, 0) + 30_000;
-    let p = plan(
-        &every(1),
-        Tz::UTC,
-        Some(slot),
-        slot,
-        now,
-        MissedPolicy::Skip,
-        &settings(),
-    );
+    let p = plan_utc(&every(1), Some(slot), slot, now, MissedPolicy::Skip);
     let missed = p.missed.unwrap();
     assert!(missed.more);
     assert_eq!(missed.count, MAX_COUNTED_SLOTS);
