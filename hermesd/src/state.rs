@@ -29,7 +29,7 @@ pub struct DaemonState {
     process_env: Env,
     flags: FlagOverrides,
     /// Built on the first model call, so start-up stays small.
-    http: OnceLock<reqwest::Client>,
+    http: OnceLock<crate::llm::HttpClient>,
     /// Context windows learned from endpoints.
     pub model_metadata: crate::llm::MetadataCache,
     /// Sessions loaded in memory.
@@ -84,7 +84,7 @@ impl DaemonState {
 
     /// The shared HTTP client for model calls. Building it reads the system's CA certificates,
     /// so the first call does that on the blocking pool.
-    pub async fn http_client(&self) -> Result<reqwest::Client, String> {
+    pub async fn http_client(&self) -> Result<crate::llm::HttpClient, String> {
         if let Some(client) = self.http.get() {
             return Ok(client.clone());
         }

@@ -7,6 +7,7 @@ pub mod daemon;
 pub mod events;
 pub mod fake_llm;
 pub mod home;
+pub mod proxy;
 pub mod report;
 pub mod seed;
 

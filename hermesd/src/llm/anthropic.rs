@@ -114,7 +114,7 @@ fn usage_of(value: &Value) -> Usage {
 
 /// Call the endpoint, streaming or not; events go to `sink` either way.
 pub async fn call(
-    client: &reqwest::Client,
+    client: &super::HttpClient,
     endpoint: &Endpoint,
     request: &ChatRequest,
     stream: bool,
@@ -203,7 +203,7 @@ struct Delta<'a> {
 }
 
 async fn read_stream(
-    response: reqwest::Response,
+    response: super::transport::Response,
     endpoint: &Endpoint,
     asm: &mut Assembler<'_, '_>,
 ) -> Result<(), LlmError> {

@@ -45,7 +45,7 @@ pub enum ChainNotice {
 pub struct Chain {
     pub endpoints: Vec<Endpoint>,
     pub policy: RetryPolicy,
-    pub client: reqwest::Client,
+    pub client: super::HttpClient,
 }
 
 impl Chain {

@@ -15,16 +15,12 @@ const PROBE_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// The first local server that answers `/v1/models` with at least one model, as an endpoint for
 /// its first model.
-pub async fn local_server(client: &reqwest::Client, timing: &Timing) -> Option<Endpoint> {
+pub async fn local_server(client: &super::HttpClient, timing: &Timing) -> Option<Endpoint> {
     for (provider, port) in LOCAL_SERVERS {
         let base_url = format!("http://127.0.0.1:{port}/v1");
-        let request = client
-            .get(format!("{base_url}/models"))
-            .timeout(PROBE_TIMEOUT);
-        let Ok(Ok(response)) = tokio::time::timeout(PROBE_TIMEOUT, request.send()).await else {
-            continue;
-        };
-        let Ok(listing) = response.json::<Value>().await else {
+        let request = client.get(format!("{base_url}/models"));
+        let probe = async { request.send().await.ok()?.json::<Value>().await.ok() };
+        let Ok(Some(listing)) = tokio::time::timeout(PROBE_TIMEOUT, probe).await else {
             continue;
         };
         let model = listing

@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use super::transport::{TransportError, TransportKind};
+
 /// The kinds of failure a model call can have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorClass {
@@ -123,27 +125,21 @@ fn parse_retry_after(text: &str) -> Option<Duration> {
     (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds.min(600.0)))
 }
 
-/// Classify a transport error from reqwest.
-pub fn classify_transport(provider: &str, e: &reqwest::Error) -> LlmError {
-    let class = if e.is_timeout() {
+/// Classify a transport error: a timeout is a timeout (no retry on the same provider); anything
+/// else counts as the server's side (backoff, then the next fallback).
+pub fn classify_transport(provider: &str, e: &TransportError) -> LlmError {
+    let class = if e.timed_out {
         ErrorClass::Timeout
     } else {
         ErrorClass::Server
     };
-    let what = if e.is_connect() {
-        "cannot connect"
-    } else if e.is_timeout() {
-        "timed out"
-    } else {
-        "request failed"
+    let what = match e.kind {
+        TransportKind::Invalid => "cannot make the request",
+        TransportKind::Connect => "cannot connect",
+        TransportKind::Request | TransportKind::Body if e.timed_out => "timed out",
+        TransportKind::Request | TransportKind::Body => "request failed",
     };
-    let mut message = format!("{what}: {e}");
-    let mut source = std::error::Error::source(e);
-    while let Some(inner) = source {
-        message.push_str(&format!(": {inner}"));
-        source = inner.source();
-    }
-    LlmError::new(class, provider, message)
+    LlmError::new(class, provider, format!("{what}: {e}"))
 }
 
 #[cfg(test)]

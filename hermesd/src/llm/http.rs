@@ -10,6 +10,7 @@ use tokio::time::{Instant, Sleep};
 use super::{
     endpoint::Endpoint,
     error::{ErrorClass, LlmError, classify_http, classify_transport},
+    transport::{RequestBuilder, Response},
 };
 
 /// The error for an endpoint that went silent.
@@ -25,10 +26,7 @@ pub fn stale(endpoint: &Endpoint) -> LlmError {
 }
 
 /// Send the request; the headers must arrive within the stale timeout. Non-2xx is an error.
-pub async fn send(
-    builder: reqwest::RequestBuilder,
-    endpoint: &Endpoint,
-) -> Result<reqwest::Response, LlmError> {
+pub async fn send(builder: RequestBuilder, endpoint: &Endpoint) -> Result<Response, LlmError> {
     let label = endpoint.label();
     let response = match tokio::time::timeout(endpoint.stale_timeout, builder.send()).await {
         Err(_) => return Err(stale(endpoint)),
@@ -41,7 +39,7 @@ pub async fn send(
     }
     let retry_after = response
         .headers()
-        .get(reqwest::header::RETRY_AFTER)
+        .get(http::header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     let body = tokio::time::timeout(endpoint.stale_timeout, response.text())
@@ -58,10 +56,7 @@ pub async fn send(
 }
 
 /// Read a whole JSON response within the stale timeout.
-pub async fn read_json(
-    response: reqwest::Response,
-    endpoint: &Endpoint,
-) -> Result<Value, LlmError> {
+pub async fn read_json(response: Response, endpoint: &Endpoint) -> Result<Value, LlmError> {
     let label = endpoint.label();
     let text = match tokio::time::timeout(endpoint.stale_timeout, response.text()).await {
         Err(_) => return Err(stale(endpoint)),

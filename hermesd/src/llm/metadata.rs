@@ -46,7 +46,7 @@ impl MetadataCache {
     /// The context window of `endpoint`'s model.
     pub async fn context_length(
         &self,
-        client: &reqwest::Client,
+        client: &super::HttpClient,
         endpoint: &Endpoint,
         override_tokens: Option<u64>,
     ) -> (u64, ContextSource) {
@@ -83,7 +83,7 @@ impl MetadataCache {
     }
 }
 
-async fn get_json(request: reqwest::RequestBuilder) -> Option<Value> {
+async fn get_json(request: super::transport::RequestBuilder) -> Option<Value> {
     let response = tokio::time::timeout(METADATA_TIMEOUT, request.send())
         .await
         .ok()?
@@ -97,7 +97,7 @@ async fn get_json(request: reqwest::RequestBuilder) -> Option<Value> {
         .ok()
 }
 
-async fn from_endpoint(client: &reqwest::Client, endpoint: &Endpoint) -> Option<u64> {
+async fn from_endpoint(client: &super::HttpClient, endpoint: &Endpoint) -> Option<u64> {
     if endpoint.api_mode != ApiMode::ChatCompletions {
         return None;
     }

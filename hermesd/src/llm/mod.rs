@@ -15,6 +15,7 @@ mod provider;
 mod settings;
 mod sse;
 mod text_tools;
+mod transport;
 mod types;
 
 pub use catalog::{CONTEXT_FLOOR, cost_usd, prices};
@@ -27,20 +28,14 @@ pub use settings::{
     HOW_TO_CONFIGURE, SettingsError, Timing, auxiliary_endpoint, auxiliary_timeout,
     context_override, endpoints, key_env, timing,
 };
+pub use transport::{HttpClient, TransportError, TransportKind};
 pub use types::{
     ChatMessage, ChatRequest, Completion, EventSink, Role, StreamEvent, ToolCall, ToolSchema, Usage,
 };
 
 /// The HTTP client for model calls (one per daemon; built on first use, not at start-up).
-pub fn http_client(timing: &Timing) -> Result<reqwest::Client, String> {
-    // reqwest is built without a bundled crypto provider; ring is ours. A second install fails
-    // harmlessly.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        .connect_timeout(timing.connect_timeout)
-        .user_agent(concat!("hermesd/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))
+pub fn http_client(timing: &Timing) -> Result<HttpClient, String> {
+    HttpClient::new(timing.connect_timeout)
 }
 
 /// The chain of `tree`'s configured endpoints; with no model configured at all, a local
@@ -48,7 +43,7 @@ pub fn http_client(timing: &Timing) -> Result<reqwest::Client, String> {
 pub async fn chain_from_config(
     tree: &serde_yaml::Value,
     env: &hermes_proto::env::Env,
-    client: reqwest::Client,
+    client: HttpClient,
 ) -> Result<Chain, SettingsError> {
     let timing = timing(tree)?;
     let endpoints = match endpoints(tree, env) {

@@ -77,7 +77,7 @@ fn reasoning_of(value: &Value) -> Option<&str> {
 
 /// Call the endpoint, streaming or not; events go to `sink` either way.
 pub async fn call(
-    client: &reqwest::Client,
+    client: &super::HttpClient,
     endpoint: &Endpoint,
     request: &ChatRequest,
     stream: bool,
@@ -191,7 +191,7 @@ struct FunctionDelta<'a> {
 }
 
 async fn read_stream(
-    response: reqwest::Response,
+    response: super::transport::Response,
     endpoint: &Endpoint,
     asm: &mut Assembler<'_, '_>,
 ) -> Result<(), LlmError> {

@@ -19,7 +19,7 @@ pub trait Provider: Send + Sync {
     /// Send `request`; events go to `sink` as they arrive (all at once when `stream` is false).
     async fn call(
         &self,
-        client: &reqwest::Client,
+        client: &super::HttpClient,
         request: &ChatRequest,
         stream: bool,
         sink: &mut EventSink<'_>,
@@ -40,7 +40,7 @@ impl Provider for OpenAiChat {
 
     async fn call(
         &self,
-        client: &reqwest::Client,
+        client: &super::HttpClient,
         request: &ChatRequest,
         stream: bool,
         sink: &mut EventSink<'_>,
@@ -57,7 +57,7 @@ impl Provider for AnthropicMessages {
 
     async fn call(
         &self,
-        client: &reqwest::Client,
+        client: &super::HttpClient,
         request: &ChatRequest,
         stream: bool,
         sink: &mut EventSink<'_>,

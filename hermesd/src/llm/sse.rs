@@ -144,11 +144,11 @@ impl StreamEnd<LlmError> {
 /// Feed the `data` of every event of `response` to `handle` until it returns `Ok(true)`
 /// (complete) or an error. The data is lent, not allocated per event.
 pub async fn read_events<E>(
-    response: reqwest::Response,
+    response: super::transport::Response,
     stale_timeout: Duration,
     mut handle: impl FnMut(&str) -> Result<bool, E>,
 ) -> StreamEnd<E> {
-    let mut body = response.bytes_stream();
+    let mut body = response.into_stream();
     let mut decoder = SseDecoder::default();
     let mut watchdog = Watchdog::new(stale_timeout);
     loop {

@@ -96,7 +96,7 @@ fn raw_receive_row(
     runs: usize,
 ) -> (Row, Duration, Vec<u8>) {
     let endpoint = endpoint(server, "bench", mode);
-    let client = reqwest::Client::new();
+    let client = hermesd::llm::HttpClient::new(Duration::from_secs(5)).unwrap();
     let body = match mode {
         ApiMode::ChatCompletions => serde_json::json!({"model": "bench", "stream": true,
             "messages": [{"role": "user", "content": "go"}]}),
@@ -119,7 +119,7 @@ fn raw_receive_row(
                 .send()
                 .await
                 .unwrap();
-            let mut stream = response.bytes_stream();
+            let mut stream = response.into_stream();
             let mut pieces = Vec::with_capacity(CHUNKS * 2);
             while let Some(piece) = stream.next().await {
                 pieces.push(piece.unwrap());

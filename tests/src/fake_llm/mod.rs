@@ -192,7 +192,7 @@ pub fn chain(endpoints: Vec<hermesd::llm::Endpoint>) -> hermesd::llm::Chain {
             max_retries: 3,
             base_delay: Duration::from_millis(5),
         },
-        client: reqwest::Client::new(),
+        client: hermesd::llm::HttpClient::new(Duration::from_secs(5)).expect("the HTTP client"),
     }
 }
 

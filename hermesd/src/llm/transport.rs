@@ -1,0 +1,460 @@
+//! The HTTP client for model calls: hyper's HTTP/1.1 client over rustls with the system's
+//! certificates, the environment's proxies (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`),
+//! and a bounded read buffer, so a fast server's burst cannot grow a connection's buffer (hyper's
+//! default lets it reach 400 KiB, and keeps it for the connection's life).
+
+use std::{
+    future::Future,
+    pin::Pin,
+    sync::Arc,
+    task::{Context, Poll},
+    time::Duration,
+};
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header, uri::Scheme};
+use http_body_util::{BodyDataStream, BodyExt, Full, Limited};
+use hyper::{body::Incoming, rt};
+use hyper_rustls::HttpsConnector;
+use hyper_util::{
+    client::{
+        legacy::{
+            self,
+            connect::{Connected, Connection, HttpConnector, proxy::Tunnel},
+        },
+        proxy::matcher::Matcher,
+    },
+    rt::{TokioExecutor, TokioIo, TokioTimer},
+};
+use rustls_platform_verifier::BuilderVerifierExt;
+use serde::{Serialize, de::DeserializeOwned};
+use tokio::net::TcpStream;
+use tower::ServiceExt;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The largest read buffer of a connection, which also bounds a response's head. Token streams
+/// arrive in small pieces; a larger buffer only holds more of a burst at once.
+const MAX_READ_BUFFER: usize = 16 * 1024;
+/// The largest whole body read into memory (a non-streamed answer, an error, a model listing).
+const MAX_WHOLE_BODY: usize = 64 * 1024 * 1024;
+/// How long an unused connection stays open for the next call.
+const POOL_IDLE: Duration = Duration::from_secs(90);
+
+/// A cheap-to-clone HTTP client; clones share connections.
+#[derive(Clone)]
+pub struct HttpClient(Arc<Inner>);
+
+impl std::fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HttpClient")
+    }
+}
+
+struct Inner {
+    hyper: legacy::Client<HttpsConnector<ProxyConnector>, Full<Bytes>>,
+    proxies: Arc<Matcher>,
+}
+
+impl HttpClient {
+    /// A client whose connections must be established within `connect_timeout`. Reads the
+    /// system's CA certificates, so call it off the async runtime where that matters.
+    pub fn new(connect_timeout: Duration) -> Result<Self, String> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .and_then(|builder| builder.with_platform_verifier())
+            .map_err(|e| format!("cannot set up TLS: {e}"))?
+            .with_no_client_auth();
+        let mut tcp = HttpConnector::new();
+        tcp.enforce_http(false); // https URLs pass through here on their way to TLS
+        tcp.set_nodelay(true);
+        tcp.set_connect_timeout(Some(connect_timeout));
+        let proxies = Arc::new(Matcher::from_env());
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(ProxyConnector {
+                tcp,
+                proxies: proxies.clone(),
+            });
+        let hyper = legacy::Client::builder(TokioExecutor::new())
+            .http1_max_buf_size(MAX_READ_BUFFER)
+            .pool_idle_timeout(POOL_IDLE)
+            .pool_timer(TokioTimer::new())
+            .build(connector);
+        Ok(Self(Arc::new(Inner { hyper, proxies })))
+    }
+
+    pub fn get(&self, url: impl Into<String>) -> RequestBuilder {
+        self.request(Method::GET, url.into())
+    }
+
+    pub fn post(&self, url: impl Into<String>) -> RequestBuilder {
+        self.request(Method::POST, url.into())
+    }
+
+    fn request(&self, method: Method, url: String) -> RequestBuilder {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::USER_AGENT,
+            HeaderValue::from_static(concat!("hermesd/", env!("CARGO_PKG_VERSION"))),
+        );
+        RequestBuilder {
+            client: self.clone(),
+            method,
+            url,
+            headers,
+            body: Bytes::new(),
+            invalid: None,
+        }
+    }
+}
+
+/// A request being put together; mistakes surface when it is sent.
+pub struct RequestBuilder {
+    client: HttpClient,
+    method: Method,
+    url: String,
+    headers: HeaderMap,
+    body: Bytes,
+    invalid: Option<String>,
+}
+
+impl RequestBuilder {
+    /// Add a header; a value that cannot be a header (a newline in a key, say) fails the send.
+    /// Values are marked sensitive, so they are never printed in a debug log.
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        match (
+            header::HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            (Ok(name), Ok(mut value)) => {
+                value.set_sensitive(true);
+                self.headers.insert(name, value);
+            }
+            _ => self.invalid = Some(format!("the {name} header holds invalid characters")),
+        }
+        self
+    }
+
+    pub fn bearer_auth(self, token: &str) -> Self {
+        self.header("authorization", &format!("Bearer {token}"))
+    }
+
+    /// Send `body` as JSON.
+    pub fn json(mut self, body: &impl Serialize) -> Self {
+        match serde_json::to_vec(body) {
+            Ok(bytes) => {
+                self.body = bytes.into();
+                self.headers.insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+            }
+            Err(e) => self.invalid = Some(format!("cannot encode the request body: {e}")),
+        }
+        self
+    }
+
+    /// Send the request and wait for the response's head.
+    pub async fn send(self) -> Result<Response, TransportError> {
+        if let Some(message) = self.invalid {
+            return Err(TransportError::invalid(message));
+        }
+        let uri = absolute_uri(&self.url)?;
+        let mut headers = self.headers;
+        if uri.scheme() == Some(&Scheme::HTTP) {
+            // Plain HTTP goes to the proxy as a whole URL; HTTPS is tunnelled by the connector.
+            if let Some(auth) = self
+                .client
+                .0
+                .proxies
+                .intercept(&uri)
+                .and_then(|proxy| proxy.basic_auth().cloned())
+            {
+                headers.insert(header::PROXY_AUTHORIZATION, auth);
+            }
+        }
+        let mut request = http::Request::new(Full::new(self.body));
+        *request.method_mut() = self.method;
+        *request.uri_mut() = uri;
+        *request.headers_mut() = headers;
+        let response = self
+            .client
+            .0
+            .hyper
+            .request(request)
+            .await
+            .map_err(TransportError::from_client)?;
+        let (head, body) = response.into_parts();
+        Ok(Response {
+            status: head.status,
+            headers: head.headers,
+            body,
+        })
+    }
+}
+
+fn absolute_uri(url: &str) -> Result<Uri, TransportError> {
+    let uri: Uri = url
+        .parse()
+        .map_err(|e| TransportError::invalid(format!("invalid URL {url:?}: {e}")))?;
+    let scheme_ok = matches!(uri.scheme_str(), Some("http" | "https"));
+    if !scheme_ok || uri.host().is_none() {
+        return Err(TransportError::invalid(format!(
+            "invalid URL {url:?}: it needs http:// or https:// and a host"
+        )));
+    }
+    Ok(uri)
+}
+
+/// A response whose head has arrived; the body is read by one of the consuming methods.
+pub struct Response {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Incoming,
+}
+
+impl Response {
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    pub fn headers(&self) -> &HeaderMap {
+        &self.headers
+    }
+
+    /// The whole body as text (invalid UTF-8 replaced), up to 64 MiB.
+    pub async fn text(self) -> Result<String, TransportError> {
+        let bytes = Limited::new(self.body, MAX_WHOLE_BODY)
+            .collect()
+            .await
+            .map_err(TransportError::body)?
+            .to_bytes();
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// The whole body as JSON.
+    pub async fn json<T: DeserializeOwned>(self) -> Result<T, TransportError> {
+        let text = self.text().await?;
+        serde_json::from_str(&text).map_err(|e| TransportError {
+            kind: TransportKind::Body,
+            message: format!("the response is not the JSON expected ({e})"),
+            timed_out: false,
+        })
+    }
+
+    /// The body's data as it arrives.
+    pub fn into_stream(self) -> BodyDataStream<Incoming> {
+        BodyDataStream::new(self.body)
+    }
+}
+
+/// What failed in a transport error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportKind {
+    /// The request could not be made (a bad URL or header).
+    Invalid,
+    /// No connection: refused, unreachable, TLS, proxy, or the connect timeout.
+    Connect,
+    /// Connected, but the exchange failed (the server closed early, say).
+    Request,
+    /// Reading the body failed.
+    Body,
+}
+
+/// A failed HTTP exchange, with the whole chain of causes in its message.
+#[derive(Debug)]
+pub struct TransportError {
+    pub kind: TransportKind,
+    pub message: String,
+    /// A cause is the operating system's or the connector's timeout.
+    pub timed_out: bool,
+}
+
+impl TransportError {
+    fn invalid(message: String) -> Self {
+        Self {
+            kind: TransportKind::Invalid,
+            message,
+            timed_out: false,
+        }
+    }
+
+    fn from_client(e: legacy::Error) -> Self {
+        let kind = if e.is_connect() {
+            TransportKind::Connect
+        } else {
+            TransportKind::Request
+        };
+        Self {
+            kind,
+            message: chain_message(&e),
+            timed_out: has_timeout(&e),
+        }
+    }
+
+    fn body(e: BoxError) -> Self {
+        Self {
+            kind: TransportKind::Body,
+            message: chain_message(e.as_ref()),
+            timed_out: has_timeout(e.as_ref()),
+        }
+    }
+}
+
+impl std::fmt::Display for TransportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for TransportError {}
+
+/// Whether `e` or one of its sources is an I/O timeout.
+fn has_timeout(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut current = Some(e);
+    while let Some(error) = current {
+        if let Some(io) = error.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::TimedOut
+        {
+            return true;
+        }
+        current = error.source();
+    }
+    false
+}
+
+/// `e` and its sources, joined with ": ", without a cause repeated by the one before it.
+fn chain_message(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut message = e.to_string();
+    let mut source = e.source();
+    while let Some(inner) = source {
+        let text = inner.to_string();
+        if !message.ends_with(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+        source = inner.source();
+    }
+    message
+}
+
+/// Connects to the destination, or through the proxy the environment names for it: an HTTPS
+/// destination through a CONNECT tunnel, a plain HTTP one by talking to the proxy itself.
+#[derive(Clone)]
+struct ProxyConnector {
+    tcp: HttpConnector,
+    proxies: Arc<Matcher>,
+}
+
+impl tower::Service<Uri> for ProxyConnector {
+    type Response = ProxiedTcp;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<ProxiedTcp, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, destination: Uri) -> Self::Future {
+        let tcp = self.tcp.clone();
+        let proxy = self.proxies.intercept(&destination);
+        Box::pin(async move {
+            let Some(proxy) = proxy else {
+                let io = tcp.oneshot(destination).await?;
+                return Ok(ProxiedTcp { io, via: false });
+            };
+            if proxy.uri().scheme() != Some(&Scheme::HTTP) {
+                return Err(
+                    format!("proxy {}: only http:// proxies are supported", proxy.uri()).into(),
+                );
+            }
+            if destination.scheme() == Some(&Scheme::HTTPS) {
+                let mut tunnel = Tunnel::new(proxy.uri().clone(), tcp);
+                if let Some(auth) = proxy.basic_auth() {
+                    tunnel = tunnel.with_auth(auth.clone());
+                }
+                let io = tunnel.oneshot(destination).await?;
+                Ok(ProxiedTcp { io, via: false })
+            } else {
+                let io = tcp.oneshot(proxy.uri().clone()).await?;
+                Ok(ProxiedTcp { io, via: true })
+            }
+        })
+    }
+}
+
+/// A TCP connection that knows whether requests on it go to a proxy in absolute form.
+struct ProxiedTcp {
+    io: TokioIo<TcpStream>,
+    via: bool,
+}
+
+impl Connection for ProxiedTcp {
+    fn connected(&self) -> Connected {
+        self.io.connected().proxy(self.via)
+    }
+}
+
+impl rt::Read for ProxiedTcp {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: rt::ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_read(cx, buf)
+    }
+}
+
+impl rt::Write for ProxiedTcp {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_need_a_scheme_and_a_host() {
+        assert!(absolute_uri("https://api.example.com/v1/chat/completions").is_ok());
+        for bad in [
+            "localhost:8080/v1",
+            "/v1/models",
+            "ftp://host/x",
+            "not a url",
+        ] {
+            let e = absolute_uri(bad).unwrap_err();
+            assert_eq!(e.kind, TransportKind::Invalid, "{bad}");
+            assert!(e.message.contains(bad), "{}", e.message);
+        }
+    }
+}
