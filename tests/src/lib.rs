@@ -10,6 +10,7 @@ pub mod home;
 pub mod proxy;
 pub mod report;
 pub mod seed;
+pub mod tls;
 
 pub use daemon::DaemonProcess;
 pub use home::TestHome;

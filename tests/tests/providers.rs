@@ -445,3 +445,64 @@ async fn waits_follow_retry_after_and_the_backoff() {
     assert_eq!(waits[0], Duration::from_secs(1));
     assert_eq!(waits.len(), 3);
 }
+
+#[tokio::test]
+async fn a_refused_connection_backs_off_and_a_connect_timeout_falls_back_at_once() {
+    let server = FakeLlm::start(vec![
+        Reply::text("after refusal"),
+        Reply::text("after timeout"),
+    ])
+    .await;
+    // A port nobody listens on refuses; a listener whose accept queue is full never answers a SYN.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let refused_url = format!("http://{}/v1", closed.local_addr().unwrap());
+    drop(closed);
+    let silent = tokio::net::TcpSocket::new_v4().unwrap();
+    silent.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let silent = silent.listen(1).unwrap();
+    let silent_addr = silent.local_addr().unwrap();
+    let mut queued = Vec::new();
+    for _ in 0..2 {
+        queued.push(std::net::TcpStream::connect(silent_addr).unwrap());
+    }
+    let at = |base_url: String, model: &str| Endpoint {
+        base_url,
+        ..endpoint(&server, model, ApiMode::ChatCompletions)
+    };
+    let mut chain = chain(vec![
+        at(refused_url, "refused"),
+        endpoint(&server, "up", ApiMode::ChatCompletions),
+    ]);
+    chain.client = hermesd::llm::HttpClient::new(Duration::from_millis(300)).unwrap();
+
+    let out = run(&chain, &request("x")).await;
+    assert_eq!(out.result.unwrap().text, "after refusal");
+    let retries = out
+        .notices
+        .iter()
+        .filter(|n| matches!(n, ChainNotice::Retrying { reason, .. } if reason.contains("cannot connect")))
+        .count();
+    assert_eq!(retries, 3, "{:?}", out.notices);
+
+    chain.endpoints[0] = at(format!("http://{silent_addr}/v1"), "silent");
+    let began = std::time::Instant::now();
+    let out = run(&chain, &request("y")).await;
+    assert_eq!(out.result.unwrap().text, "after timeout");
+    assert!(
+        began.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        began.elapsed()
+    );
+    match &out.notices[..] {
+        [ChainNotice::FallingBack { from, reason, .. }] => {
+            assert_eq!(from, "fake:silent");
+            assert!(
+                reason.contains("cannot connect within model.connect_timeout"),
+                "{reason}"
+            );
+        }
+        other => panic!("expected one fallback and no retry: {other:?}"),
+    }
+    assert_eq!(models(&server), ["up", "up"]);
+    drop(queued);
+}

@@ -135,6 +135,7 @@ pub fn classify_transport(provider: &str, e: &TransportError) -> LlmError {
     };
     let what = match e.kind {
         TransportKind::Invalid => "cannot make the request",
+        TransportKind::Connect if e.timed_out => "cannot connect within model.connect_timeout",
         TransportKind::Connect => "cannot connect",
         TransportKind::Request | TransportKind::Body if e.timed_out => "timed out",
         TransportKind::Request | TransportKind::Body => "request failed",

@@ -54,18 +54,33 @@ impl std::fmt::Debug for HttpClient {
 struct Inner {
     hyper: legacy::Client<HttpsConnector<ProxyConnector>, Full<Bytes>>,
     proxies: Arc<Matcher>,
+    /// Why HTTPS cannot work here (no CA certificates found), said on every HTTPS request.
+    tls_problem: Option<String>,
+}
+
+/// TLS with the system's trust store. A machine without CA certificates can still reach a local
+/// model over plain HTTP, so their absence is reported per HTTPS request, not as a failed client.
+fn tls_config() -> Result<(rustls::ClientConfig, Option<String>), String> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("cannot set up TLS: {e}"))?;
+    Ok(match builder.clone().with_platform_verifier() {
+        Ok(verified) => (verified.with_no_client_auth(), None),
+        Err(e) => (
+            builder
+                .with_root_certificates(rustls::RootCertStore::empty())
+                .with_no_client_auth(),
+            Some(format!("cannot verify HTTPS servers: {e}")),
+        ),
+    })
 }
 
 impl HttpClient {
     /// A client whose connections must be established within `connect_timeout`. Reads the
     /// system's CA certificates, so call it off the async runtime where that matters.
     pub fn new(connect_timeout: Duration) -> Result<Self, String> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let tls = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .and_then(|builder| builder.with_platform_verifier())
-            .map_err(|e| format!("cannot set up TLS: {e}"))?
-            .with_no_client_auth();
+        let (tls, tls_problem) = tls_config()?;
         let mut tcp = HttpConnector::new();
         tcp.enforce_http(false); // https URLs pass through here on their way to TLS
         tcp.set_nodelay(true);
@@ -84,7 +99,11 @@ impl HttpClient {
             .pool_idle_timeout(POOL_IDLE)
             .pool_timer(TokioTimer::new())
             .build(connector);
-        Ok(Self(Arc::new(Inner { hyper, proxies })))
+        Ok(Self(Arc::new(Inner {
+            hyper,
+            proxies,
+            tls_problem,
+        })))
     }
 
     pub fn get(&self, url: impl Into<String>) -> RequestBuilder {
@@ -164,6 +183,15 @@ impl RequestBuilder {
             return Err(TransportError::invalid(message));
         }
         let uri = absolute_uri(&self.url)?;
+        if let Some(problem) = &self.client.0.tls_problem
+            && uri.scheme() == Some(&Scheme::HTTPS)
+        {
+            return Err(TransportError {
+                kind: TransportKind::Connect,
+                message: problem.clone(),
+                timed_out: false,
+            });
+        }
         let mut headers = self.headers;
         if uri.scheme() == Some(&Scheme::HTTP) {
             // Plain HTTP goes to the proxy as a whole URL; HTTPS is tunnelled by the connector.
