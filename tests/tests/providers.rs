@@ -506,3 +506,22 @@ async fn a_refused_connection_backs_off_and_a_connect_timeout_falls_back_at_once
     assert_eq!(models(&server), ["up", "up"]);
     drop(queued);
 }
+
+#[tokio::test]
+async fn a_redirect_is_not_followed_and_names_the_new_address() {
+    let server = FakeLlm::start(vec![Reply::redirect(
+        308,
+        "https://api.example.test/v2/chat/completions",
+    )])
+    .await;
+    let chain = chain(vec![endpoint(&server, "moved", ApiMode::ChatCompletions)]);
+    let e = run(&chain, &request("x")).await.result.unwrap_err();
+    assert_eq!(e.class, ErrorClass::BadRequest);
+    assert!(
+        e.message
+            .contains("redirected to https://api.example.test/v2/chat/completions"),
+        "{}",
+        e.message
+    );
+    assert_eq!(server.requests().len(), 1);
+}

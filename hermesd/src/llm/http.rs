@@ -42,6 +42,18 @@ pub async fn send(builder: RequestBuilder, endpoint: &Endpoint) -> Result<Respon
         .get(http::header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
+    if status.is_redirection() {
+        let location = response
+            .headers()
+            .get(http::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("elsewhere");
+        let said = format!(
+            "redirected to {location}; model calls do not follow redirects, so set base_url to \
+             the final address"
+        );
+        return Err(classify_http(&label, status.as_u16(), None, &said));
+    }
     let body = tokio::time::timeout(endpoint.stale_timeout, response.text())
         .await
         .ok()

@@ -86,6 +86,9 @@ pub enum Reply {
         status: u16,
         #[serde(default)]
         retry_after: Option<String>,
+        /// A `Location` header (for redirects).
+        #[serde(default)]
+        location: Option<String>,
         body: String,
     },
     /// Sends nothing at all for `ms`, then the text reply `"late"`.
@@ -197,7 +200,18 @@ impl Reply {
         Self::Error {
             status,
             retry_after: None,
+            location: None,
             body: body.to_owned(),
+        }
+    }
+
+    /// A redirect to `location`, with an empty body.
+    pub fn redirect(status: u16, location: &str) -> Self {
+        Self::Error {
+            status,
+            retry_after: None,
+            location: Some(location.to_owned()),
+            body: String::new(),
         }
     }
 
@@ -207,6 +221,7 @@ impl Reply {
         Self::Error {
             status: 429,
             retry_after: Some(retry_after.to_owned()),
+            location: None,
             body,
         }
     }
@@ -268,6 +283,7 @@ impl Reply {
         Self::Error {
             status: 429,
             retry_after: Some(retry_after.to_owned()),
+            location: None,
             body,
         }
     }

@@ -231,6 +231,7 @@ async fn chat(state: &State, api: Api, body: &Value) -> Response {
         Reply::Error {
             status,
             retry_after,
+            location,
             body,
         } => {
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -238,6 +239,9 @@ async fn chat(state: &State, api: Api, body: &Value) -> Response {
                 (status, [(header::CONTENT_TYPE, "application/json")], body).into_response();
             if let Some(value) = retry_after.and_then(|v| v.parse().ok()) {
                 response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+            if let Some(value) = location.and_then(|v| v.parse().ok()) {
+                response.headers_mut().insert(header::LOCATION, value);
             }
             response
         }
