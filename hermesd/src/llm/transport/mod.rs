@@ -3,33 +3,28 @@
 //! and a bounded read buffer, so a fast server's burst cannot grow a connection's buffer (hyper's
 //! default lets it reach 400 KiB, and keeps it for the connection's life).
 
-use std::{
-    future::Future,
-    pin::Pin,
-    sync::Arc,
-    task::{Context, Poll},
-    time::Duration,
-};
+use std::{sync::Arc, time::Duration};
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header, uri::Scheme};
 use http_body_util::{BodyDataStream, BodyExt, Full, Limited};
-use hyper::{body::Incoming, rt};
+use hyper::body::Incoming;
 use hyper_rustls::HttpsConnector;
 use hyper_util::{
     client::{
-        legacy::{
-            self,
-            connect::{Connected, Connection, HttpConnector, proxy::Tunnel},
-        },
+        legacy::{self, connect::HttpConnector},
         proxy::matcher::Matcher,
     },
-    rt::{TokioExecutor, TokioIo, TokioTimer},
+    rt::{TokioExecutor, TokioTimer},
 };
 use rustls_platform_verifier::BuilderVerifierExt;
 use serde::{Serialize, de::DeserializeOwned};
-use tokio::net::TcpStream;
-use tower::ServiceExt;
+
+mod error;
+mod proxy;
+
+pub use error::{TransportError, TransportKind};
+use proxy::ProxyConnector;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -277,193 +272,6 @@ impl Response {
     /// The body's data as it arrives.
     pub fn into_stream(self) -> BodyDataStream<Incoming> {
         BodyDataStream::new(self.body)
-    }
-}
-
-/// What failed in a transport error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TransportKind {
-    /// The request could not be made (a bad URL or header).
-    Invalid,
-    /// No connection: refused, unreachable, TLS, proxy, or the connect timeout.
-    Connect,
-    /// Connected, but the exchange failed (the server closed early, say).
-    Request,
-    /// Reading the body failed.
-    Body,
-}
-
-/// A failed HTTP exchange, with the whole chain of causes in its message.
-#[derive(Debug)]
-pub struct TransportError {
-    pub kind: TransportKind,
-    pub message: String,
-    /// A cause is the operating system's or the connector's timeout.
-    pub timed_out: bool,
-}
-
-impl TransportError {
-    fn invalid(message: String) -> Self {
-        Self {
-            kind: TransportKind::Invalid,
-            message,
-            timed_out: false,
-        }
-    }
-
-    fn from_client(e: legacy::Error) -> Self {
-        let kind = if e.is_connect() {
-            TransportKind::Connect
-        } else {
-            TransportKind::Request
-        };
-        Self {
-            kind,
-            message: chain_message(&e),
-            timed_out: has_timeout(&e),
-        }
-    }
-
-    fn body(e: BoxError) -> Self {
-        Self {
-            kind: TransportKind::Body,
-            message: chain_message(e.as_ref()),
-            timed_out: has_timeout(e.as_ref()),
-        }
-    }
-}
-
-impl std::fmt::Display for TransportError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for TransportError {}
-
-/// Whether `e` or one of its sources is an I/O timeout.
-fn has_timeout(e: &(dyn std::error::Error + 'static)) -> bool {
-    let mut current = Some(e);
-    while let Some(error) = current {
-        if let Some(io) = error.downcast_ref::<std::io::Error>()
-            && io.kind() == std::io::ErrorKind::TimedOut
-        {
-            return true;
-        }
-        current = error.source();
-    }
-    false
-}
-
-/// `e` and its sources, joined with ": ", without a cause repeated by the one before it.
-fn chain_message(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut message = e.to_string();
-    let mut source = e.source();
-    while let Some(inner) = source {
-        let text = inner.to_string();
-        if !message.ends_with(&text) {
-            message.push_str(": ");
-            message.push_str(&text);
-        }
-        source = inner.source();
-    }
-    message
-}
-
-/// Connects to the destination, or through the proxy the environment names for it: an HTTPS
-/// destination through a CONNECT tunnel, a plain HTTP one by talking to the proxy itself.
-#[derive(Clone)]
-struct ProxyConnector {
-    tcp: HttpConnector,
-    proxies: Arc<Matcher>,
-}
-
-impl tower::Service<Uri> for ProxyConnector {
-    type Response = ProxiedTcp;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<ProxiedTcp, BoxError>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, destination: Uri) -> Self::Future {
-        let tcp = self.tcp.clone();
-        let proxy = self.proxies.intercept(&destination);
-        Box::pin(async move {
-            let Some(proxy) = proxy else {
-                let io = tcp.oneshot(destination).await?;
-                return Ok(ProxiedTcp { io, via: false });
-            };
-            if proxy.uri().scheme() != Some(&Scheme::HTTP) {
-                return Err(
-                    format!("proxy {}: only http:// proxies are supported", proxy.uri()).into(),
-                );
-            }
-            if destination.scheme() == Some(&Scheme::HTTPS) {
-                let mut tunnel = Tunnel::new(proxy.uri().clone(), tcp);
-                if let Some(auth) = proxy.basic_auth() {
-                    tunnel = tunnel.with_auth(auth.clone());
-                }
-                let io = tunnel.oneshot(destination).await?;
-                Ok(ProxiedTcp { io, via: false })
-            } else {
-                let io = tcp.oneshot(proxy.uri().clone()).await?;
-                Ok(ProxiedTcp { io, via: true })
-            }
-        })
-    }
-}
-
-/// A TCP connection that knows whether requests on it go to a proxy in absolute form.
-struct ProxiedTcp {
-    io: TokioIo<TcpStream>,
-    via: bool,
-}
-
-impl Connection for ProxiedTcp {
-    fn connected(&self) -> Connected {
-        self.io.connected().proxy(self.via)
-    }
-}
-
-impl rt::Read for ProxiedTcp {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: rt::ReadBufCursor<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_read(cx, buf)
-    }
-}
-
-impl rt::Write for ProxiedTcp {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
     }
 }
 
