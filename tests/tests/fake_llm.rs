@@ -7,25 +7,21 @@ use std::time::{Duration, Instant};
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use hermes_tests::fake_llm::{FakeLlm, FakeModel, Reply, ScriptFile, ToolCall};
+use hermesd::llm::{HttpClient, HttpResponse as Response};
 use serde_json::{Value, json};
 
-/// A client builder; reqwest is built without a default TLS provider, so install one first.
-fn client_builder() -> reqwest::ClientBuilder {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
+/// hermesd's own HTTP client, which the fake server exists to serve.
+fn client() -> HttpClient {
+    HttpClient::new(Duration::from_secs(5)).unwrap()
 }
 
-fn client() -> reqwest::Client {
-    client_builder().build().unwrap()
-}
-
-async fn post(url: &str, body: Value) -> reqwest::Response {
+async fn post(url: &str, body: Value) -> Response {
     client().post(url).json(&body).send().await.unwrap()
 }
 
 /// The SSE events of a response as (event name, data) pairs.
-async fn sse_events(response: reqwest::Response) -> Vec<(String, String)> {
-    let stream = response.bytes_stream().eventsource();
+async fn sse_events(response: Response) -> Vec<(String, String)> {
+    let stream = response.into_stream().eventsource();
     let events: Vec<_> = stream.collect().await;
     events
         .into_iter()
@@ -35,7 +31,7 @@ async fn sse_events(response: reqwest::Response) -> Vec<(String, String)> {
 }
 
 /// The JSON chunks of an OpenAI stream, asserting it ends with `[DONE]`.
-async fn openai_chunks(response: reqwest::Response) -> Vec<Value> {
+async fn openai_chunks(response: Response) -> Vec<Value> {
     let mut data: Vec<String> = sse_events(response)
         .await
         .into_iter()
@@ -300,18 +296,14 @@ async fn error_replies_have_status_retry_after_and_body() {
 async fn stall_before_headers_times_out_the_client_and_the_server_serves_on() {
     let llm = FakeLlm::start(vec![Reply::stall_before_headers(1500), Reply::text("next")]).await;
     let url = format!("{}/chat/completions", llm.openai_base());
-    let impatient = client_builder()
-        .timeout(Duration::from_millis(200))
-        .build()
-        .unwrap();
     let started = Instant::now();
-    let error = impatient
-        .post(&url)
-        .json(&user_chat(false))
-        .send()
-        .await
-        .unwrap_err();
-    assert!(error.is_timeout(), "{error:?}");
+    let request = client().post(&url).json(&user_chat(false)).send();
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), request)
+            .await
+            .is_err(),
+        "no head within 200 ms"
+    );
     assert!(started.elapsed() < Duration::from_millis(1000));
 
     let response: Value = post(&url, user_chat(false)).await.json().await.unwrap();
@@ -342,7 +334,7 @@ async fn stall_after_headers_sends_headers_and_chunks_then_ends_without_done() {
 async fn cut_mid_stream_ends_the_body_early_with_an_error() {
     let llm = FakeLlm::start(vec![Reply::cut_mid_stream(&["one", "two"])]).await;
     let url = format!("{}/chat/completions", llm.openai_base());
-    let mut body = post(&url, user_chat(true)).await.bytes_stream();
+    let mut body = post(&url, user_chat(true)).await.into_stream();
     let (mut received, mut failed) = (String::new(), false);
     while let Some(piece) = body.next().await {
         match piece {

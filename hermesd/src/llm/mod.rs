@@ -28,7 +28,7 @@ pub use settings::{
     HOW_TO_CONFIGURE, SettingsError, Timing, auxiliary_endpoint, auxiliary_timeout,
     context_override, endpoints, key_env, timing,
 };
-pub use transport::{HttpClient, TransportError, TransportKind};
+pub use transport::{HttpClient, Response as HttpResponse, TransportError, TransportKind};
 pub use types::{
     ChatMessage, ChatRequest, Completion, EventSink, Role, StreamEvent, ToolCall, ToolSchema, Usage,
 };
