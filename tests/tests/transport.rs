@@ -36,6 +36,13 @@ async fn https_to_a_server_the_trust_store_vouches_for() {
     assert_eq!(answer.trim(), "over TLS");
     let request = &server.chat_requests()[0];
     assert_eq!(request.header("authorization"), Some("Bearer sk-test"));
+    assert!(
+        request
+            .header("user-agent")
+            .unwrap()
+            .starts_with("hermesd/")
+    );
+    assert_eq!(request.header("content-type"), Some("application/json"));
     daemon.terminate();
 }
 

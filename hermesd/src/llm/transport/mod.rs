@@ -115,6 +115,7 @@ impl HttpClient {
             header::USER_AGENT,
             HeaderValue::from_static(concat!("hermesd/", env!("CARGO_PKG_VERSION"))),
         );
+        headers.insert(header::ACCEPT, HeaderValue::from_static("*/*"));
         RequestBuilder {
             client: self.clone(),
             method,
