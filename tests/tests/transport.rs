@@ -156,3 +156,19 @@ async fn https_goes_through_a_connect_tunnel_and_a_refusal_is_a_clear_error() {
     }
     daemon.terminate();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_proxy_other_than_http_is_refused_without_showing_its_password() {
+    let home = TestHome::new();
+    use_model_at(&home, "https://api.example.test/v1");
+    let daemon = DaemonProcess::start_with(&home, &[], |c| {
+        c.env("HTTPS_PROXY", "https://user:hunter2@127.0.0.1:9");
+    });
+    let error = home.ctl_async(&["send", "hello"]).await.err();
+    assert!(
+        error.contains("proxy https://127.0.0.1: only http:// proxies are supported"),
+        "{error}"
+    );
+    assert!(!error.contains("hunter2"), "{error}");
+    daemon.terminate();
+}

@@ -48,8 +48,12 @@ impl tower::Service<Uri> for ProxyConnector {
                 return Ok(ProxiedTcp { io, via: false });
             };
             if proxy.uri().scheme() != Some(&Scheme::HTTP) {
+                // Named by scheme and host only: the URL may carry a password.
+                let uri = proxy.uri();
+                let scheme = uri.scheme_str().unwrap_or("?");
+                let host = uri.host().unwrap_or("?");
                 return Err(
-                    format!("proxy {}: only http:// proxies are supported", proxy.uri()).into(),
+                    format!("proxy {scheme}://{host}: only http:// proxies are supported").into(),
                 );
             }
             if destination.scheme() == Some(&Scheme::HTTPS) {
