@@ -179,6 +179,8 @@ mod tests {
                 reasoning_tokens: 0,
                 cost_usd: None,
                 last_seq: 9,
+                conversation_id: "s1".into(),
+                seq_reserved: 0,
             },
             segment_ids: vec!["s1".into(), "s2".into()],
             messages: vec![

@@ -8,6 +8,7 @@ pub mod cron;
 pub mod exec;
 pub mod export;
 pub mod guard;
+pub mod hub;
 pub mod ids;
 pub mod llm;
 pub mod logging;

@@ -64,8 +64,8 @@ pub async fn prune(
         .await?;
     let (live, idle): (Vec<String>, Vec<String>) = stale.into_iter().partition(|id| {
         state
-            .live
-            .get(id)
+            .hub
+            .find(id)
             .is_some_and(|l| l.is_running() || l.clients() > 0)
     });
     let pruned = Pruned {

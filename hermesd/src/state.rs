@@ -32,8 +32,8 @@ pub struct DaemonState {
     http: OnceLock<crate::llm::HttpClient>,
     /// Context windows learned from endpoints.
     pub model_metadata: crate::llm::MetadataCache,
-    /// Sessions loaded in memory.
-    pub live: crate::agent::LiveSessions,
+    /// Sessions loaded in memory, and the tasks working on them: the one way into a session.
+    pub hub: crate::hub::Hub,
     /// Every tool the daemon has.
     pub registry: crate::tools::Registry,
     /// What tools share: the store, task lists, background processes.
@@ -75,7 +75,7 @@ impl DaemonState {
             flags,
             http: OnceLock::new(),
             model_metadata: crate::llm::MetadataCache::default(),
-            live: crate::agent::LiveSessions::default(),
+            hub: crate::hub::Hub::new(store.clone()),
             registry: crate::tools::Registry::builtin(),
             tool_services,
             cron,

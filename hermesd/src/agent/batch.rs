@@ -121,6 +121,7 @@ impl Turn {
                 outcome.duration_ms,
                 messages,
             )?;
+            self.live.room().await;
             index += 1;
         }
         Ok(None)

@@ -12,15 +12,20 @@ use hermes_proto::pb::{self, session_event::Kind};
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    LiveSession, auxiliary,
+    auxiliary,
     compress::{self, CompressionSettings, SummaryOutcome},
     history,
 };
 use crate::{
+    hub::LiveSession,
     llm::{ChatMessage, Role},
     state::DaemonState,
     store::{self, NewMessage, StoreError},
 };
+
+/// Until when automatic compression of a session skips the summary model after it failed.
+#[derive(Default)]
+struct Cooldown(Option<Instant>);
 
 /// Passes at most per model request (size- or overflow-triggered).
 pub const MAX_PASSES: u32 = 3;
@@ -124,17 +129,13 @@ impl Compactor<'_> {
 
     fn cooling_down(&self) -> bool {
         self.live
-            .compression_cooldown
-            .lock()
-            .ok()
-            .and_then(|c| *c)
+            .memo(|c: &mut Cooldown| c.0)
             .is_some_and(|until| Instant::now() < until)
     }
 
     fn start_cooldown(&self) {
-        if let Ok(mut c) = self.live.compression_cooldown.lock() {
-            *c = Some(Instant::now() + FAILURE_COOLDOWN);
-        }
+        self.live
+            .memo(|c: &mut Cooldown| c.0 = Some(Instant::now() + FAILURE_COOLDOWN));
     }
 
     /// Compress `messages` (the whole context of segment `segment`) and store the result as a
@@ -206,7 +207,9 @@ impl Compactor<'_> {
             assemble_and_store_us = assembled_at.elapsed().as_micros() as u64,
             "compressed"
         );
-        self.state.live.continue_in(self.live, &row.id);
+        // The live session is keyed by its conversation, which the new segment shares: a client
+        // or a turn resolving the new id now finds this same live session.
+        self.live.continue_in(&row.id);
         let how = if compressed.used_fallback {
             "older messages dropped (no summary could be made)"
         } else {

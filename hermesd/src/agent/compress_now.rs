@@ -37,9 +37,7 @@ pub async fn compress_conversation(
         .store
         .read(move |conn| store::resolve_reference(conn, &lookup))
         .await?;
-    let live = state
-        .live
-        .load(&row.id, row.last_seq.max(0) as u64, &state.store);
+    let live = state.hub.load(&row);
     let result = async {
         let Ok(_turn) = live.turn_lock.try_lock() else {
             return Err(CompressError::Busy(row.id.clone()));
@@ -101,7 +99,6 @@ pub async fn compress_conversation(
             })
     }
     .await;
-    drop(live);
-    state.live.release(&row.id);
+    state.hub.release(live);
     result
 }

@@ -9,13 +9,10 @@ mod compress_now;
 mod context_files;
 mod history;
 mod identity;
-mod live;
 mod loop_guard;
 mod port;
 mod prompt;
-mod publisher;
 mod repair;
-pub mod replay;
 mod review;
 mod review_prompts;
 mod session;
@@ -28,7 +25,6 @@ mod turn_room;
 pub use compaction::stored_rows;
 pub use compress_now::{CompressError, compress_conversation};
 pub use history::{parse_tool_calls, to_chat};
-pub use live::{Answer, ClientGuard, InteractiveGuard, LiveSession, LiveSessions, Partial};
 pub use review::REVIEW_SOURCE;
 pub use session::{
     BusyPolicy, MAX_INPUT_BYTES, Submitted, Target, TurnError, TurnInput, prepare, send,
@@ -49,9 +45,9 @@ pub async fn evict_idle_sessions(state: std::sync::Arc<crate::state::DaemonState
             () = state.shutdown.cancelled() => return,
             () = tokio::time::sleep(every) => {}
         }
-        let evicted = state.live.sweep(max_idle);
+        let evicted = state.hub.sweep(max_idle);
         if evicted > 0 {
-            tracing::debug!(evicted, live = state.live.len(), "idle sessions evicted");
+            tracing::debug!(evicted, live = state.hub.len(), "idle sessions evicted");
         }
     }
 }

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use hermes_proto::pb::{self, session_event::Kind};
 use tokio_util::sync::CancellationToken;
 
-use super::live::{Answer, LiveSession};
+use crate::hub::{Answer, LiveSession};
 use crate::{
     ids,
     store::{Store, StoreError},
@@ -50,7 +50,7 @@ impl LivePort {
     async fn wait(
         &self,
         question_id: &str,
-        answer: tokio::sync::oneshot::Receiver<super::live::Answer>,
+        answer: tokio::sync::oneshot::Receiver<Answer>,
     ) -> Waited {
         let waited = tokio::select! {
             answer = answer => answer.map_or(Waited::Interrupted, Waited::Answer),

@@ -10,10 +10,10 @@ use hermes_proto::pb::{self, session_event::Kind};
 use serde_json::Value;
 
 use super::{
-    LiveSession, TurnInput, history::parse_tool_calls, review_prompts, session::spawn_turn,
-    turn::TurnOutcome,
+    TurnInput, history::parse_tool_calls, review_prompts, session::spawn_turn, turn::TurnOutcome,
 };
 use crate::{
+    hub::LiveSession,
     llm,
     state::DaemonState,
     store::{self, Lineage, NewSession, SessionRow},
@@ -118,18 +118,18 @@ pub fn after_turn(
         return;
     }
     let nudges = Nudges::from_config(&state.config().tree);
-    let focus = match live.learning.lock() {
-        Ok(mut counters) => counters.count(&nudges, outcome, tools),
-        Err(_) => None,
-    };
+    let focus =
+        live.memo(|counters: &mut LearningCounters| counters.count(&nudges, outcome, tools));
     if let Some(focus) = focus {
         let state = Arc::clone(state);
         let session = session.clone();
-        tokio::spawn(async move {
+        let hub_state = Arc::clone(&state);
+        // Tracked by the hub: a stopping daemon interrupts the review's turn and waits for it.
+        drop(hub_state.hub.spawn(async move {
             if let Err(e) = review(&state, &session, focus).await {
                 tracing::warn!(session = %session.id, error = %e, "background review failed");
             }
-        });
+        }));
     }
 }
 
@@ -297,9 +297,7 @@ async fn announce(
         .read(move |conn| store::resolve_conversation(conn, &id))
         .await
         .map_err(|e| e.to_string())?;
-    let live = state
-        .live
-        .load(&parent.id, parent.last_seq as u64, &state.store);
+    let live = state.hub.load(&parent);
     for change in saved {
         let notice = Kind::Notice(pb::Notice {
             kind: change.kind.into(),
@@ -309,8 +307,7 @@ async fn announce(
             tracing::warn!(session = %parent.id, error = %e, "review notice not stored");
         }
     }
-    drop(live);
-    state.live.release(&parent.id);
+    state.hub.release(live);
     Ok(())
 }
 

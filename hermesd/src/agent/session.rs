@@ -7,7 +7,6 @@ use tokio::task::JoinHandle;
 
 use super::{
     compaction::CompactionSettings,
-    live::LiveSession,
     port::{self, ApprovalPolicy, LivePort},
     review,
     session_prompt::system_prompt,
@@ -15,6 +14,7 @@ use super::{
     turn::{Turn, TurnEnd, TurnOutcome},
 };
 use crate::{
+    hub::LiveSession,
     ids,
     llm::{self, Chain},
     state::DaemonState,
@@ -40,6 +40,8 @@ pub enum TurnError {
     TooLarge(usize),
     #[error("the turn task failed: {0}")]
     Task(String),
+    #[error("{}; the message was not taken", crate::hub::STOPPING)]
+    Stopping,
 }
 
 /// A turn to run.
@@ -107,9 +109,7 @@ pub fn submit(
         .busy
         .or_else(|| BusyPolicy::parse(&session.busy_policy))
         .unwrap_or(BusyPolicy::Queue);
-    let live = state
-        .live
-        .load(&session.id, session.last_seq as u64, &state.store);
+    let live = state.hub.load(&session);
     let input = match policy {
         BusyPolicy::Steer => match live.steer(input.text.clone()) {
             Ok(()) => {
@@ -126,7 +126,7 @@ pub fn submit(
         }
         BusyPolicy::Queue => input,
     };
-    drop(live);
+    state.hub.release(live);
     Submitted::Turn(spawn_turn(state, session, chain, input))
 }
 
@@ -186,19 +186,22 @@ pub fn spawn_turn(
     input: TurnInput,
 ) -> JoinHandle<Result<TurnOutcome, TurnError>> {
     let state = Arc::clone(state);
-    let live = state
-        .live
-        .load(&session.id, session.last_seq as u64, &state.store);
-    tokio::spawn(async move {
+    let live = state.hub.load(&session);
+    let hub_state = Arc::clone(&state);
+    let turn = async move {
         let result = {
             let _turn = live.turn_lock.lock().await;
             run(&state, &live, &session.id, chain, &input).await
         };
-        let id = live.id();
-        drop(live);
-        state.live.release(&id);
+        state.hub.release(live);
         result
-    })
+    };
+    // Tracked by the hub, so a stopping daemon waits for the turn to store how it ended; once it
+    // is stopping, no new turn starts.
+    hub_state
+        .hub
+        .spawn(turn)
+        .unwrap_or_else(|| tokio::spawn(async { Err(TurnError::Stopping) }))
 }
 
 /// Run one turn and wait for it (the `Send` RPC and `hermesctl send` without a terminal).
@@ -220,10 +223,21 @@ async fn steered_outcome(
     state: &Arc<DaemonState>,
     session_id: &str,
 ) -> Result<TurnOutcome, TurnError> {
-    if let Some(live) = state.live.get(session_id) {
+    let id = session_id.to_string();
+    let row = state
+        .store
+        .read(move |conn| store::resolve_conversation(conn, &id))
+        .await?;
+    if let Some(live) = state.hub.get(&row.conversation_id) {
         let _finished = live.turn_lock.lock().await;
     }
-    let id = session_id.to_string();
+    // The newest segment now that the turn is over (it may have compressed).
+    let id = row.id.clone();
+    let row = state
+        .store
+        .read(move |conn| store::resolve_conversation(conn, &id))
+        .await?;
+    let id = row.id.clone();
     let messages = state
         .store
         .read(move |conn| store::list_messages(conn, &id, 0, 0))
@@ -326,7 +340,7 @@ async fn run(
     allowlist.extend(state.store.read(port::stored_allowlist).await?);
     let unattended = session.source == "cron";
     let turn_id = ids::short_id("turn");
-    let cancel = live.begin_turn();
+    let cancel = state.hub.begin_turn(live);
     live.set_state(&turn_id, hermes_proto::pb::SessionState::Running);
     let port = Arc::new(LivePort {
         live: Arc::clone(live),

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use hermes_proto::pb::{self, session_event::Kind};
 use tokio_util::sync::CancellationToken;
 
-use super::{LiveSession, auxiliary};
+use super::auxiliary;
+use crate::hub::LiveSession;
 use crate::{
     llm::{ChatMessage, ChatRequest},
     state::DaemonState,

@@ -9,16 +9,11 @@ use hermes_proto::pb::{self, session_event::Kind};
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    compaction::CompactionSettings,
-    compress::TokenMeter,
-    history,
-    live::{LiveSession, PendingWrite},
-    loop_guard::LoopGuard,
-    port::LivePort,
-    repair,
-    settings::TurnSettings,
+    compaction::CompactionSettings, compress::TokenMeter, history, loop_guard::LoopGuard,
+    port::LivePort, repair, settings::TurnSettings,
 };
 use crate::{
+    hub::{LiveSession, PendingWrite},
     llm::{
         self, Chain, ChainNotice, ChatMessage, ChatRequest, Completion, ErrorClass, LlmError, Role,
         StreamEvent, ToolCall, Usage,
@@ -209,6 +204,8 @@ impl Turn {
             if self.cancel.is_cancelled() {
                 return Ok(TurnEnd::Interrupted);
             }
+            // A store slower than the turn slows the turn, rather than growing its queue.
+            self.live.room().await;
             self.take_steered(messages)?;
             let grace = tally.iterations >= max;
             let began = std::time::Instant::now();
@@ -225,7 +222,12 @@ impl Turn {
             } else {
                 completion.tool_calls.clone()
             };
-            self.store_assistant(&completion, &calls)?;
+            let stored = self.store_assistant(&completion, &calls)?;
+            if !calls.is_empty() {
+                // The calls are durable before any of them runs: a crash or power loss while a
+                // tool works leaves the request that started it, never a tool without a cause.
+                stored.wait().await?;
+            }
             messages.push(ChatMessage {
                 role: Some(Role::Assistant),
                 content: completion.text.clone(),
@@ -404,11 +406,12 @@ impl Turn {
         Ok(completion)
     }
 
+    /// Queue the assistant message; its write is returned so the caller can wait for it.
     fn store_assistant(
         &self,
         completion: &Completion,
         calls: &[ToolCall],
-    ) -> Result<(), StoreError> {
+    ) -> Result<PendingWrite, StoreError> {
         let text = completion.text.clone();
         let reasoning = completion.reasoning.clone();
         let calls_json = history::tool_calls_json(calls);
@@ -422,14 +425,15 @@ impl Turn {
             output_tokens: Some(completion.usage.output_tokens as i64),
             ..NewMessage::default()
         };
-        self.persist(message, move |id| {
+        self.check_writes()?;
+        Ok(self.queue_message(message, move |id| {
             Kind::AssistantMessage(pb::AssistantMessage {
                 message_id: id as u64,
                 text,
                 reasoning,
                 tool_calls: calls_json.unwrap_or_default(),
             })
-        })
+        }))
     }
 
     /// Queue a message and the event that announces it, stored in one transaction.
@@ -439,8 +443,12 @@ impl Turn {
         event: impl FnOnce(i64) -> Kind + Send + 'static,
     ) -> PendingWrite {
         let session = self.session_id();
-        self.live.queue_durable(
+        let bytes = message.content.len()
+            + message.tool_calls.as_ref().map_or(0, String::len)
+            + message.reasoning.as_ref().map_or(0, String::len);
+        self.live.queue_durable_sized(
             &self.turn_id,
+            bytes,
             Box::new(move |tx| {
                 let id = store::append_message(tx, &session, &message)?;
                 Ok((event(id), id))
@@ -512,9 +520,9 @@ impl Turn {
                 iterations: tally.iterations,
                 tool_calls: tally.tool_calls,
             }),
-            TurnEnd::Interrupted => {
-                Kind::TurnInterrupted(pb::TurnInterrupted { by: "user".into() })
-            }
+            TurnEnd::Interrupted => Kind::TurnInterrupted(pb::TurnInterrupted {
+                by: self.live.interrupted_by(),
+            }),
             TurnEnd::Failed {
                 class,
                 message,

@@ -189,7 +189,11 @@ pub async fn run_now(
         runs: vec![run.clone()],
         counts: false,
     };
-    let task = tokio::spawn(run::execute(Arc::clone(state), batch));
+    // A daemon that is stopping takes no new run; the leased row is closed as interrupted at
+    // the next start, like any run the daemon stopped during.
+    let Some(task) = state.hub.spawn(run::execute(Arc::clone(state), batch)) else {
+        return Err(CronError::Stopping);
+    };
     if !wait {
         return Ok(run);
     }

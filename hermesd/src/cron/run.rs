@@ -6,7 +6,7 @@ use std::{collections::HashSet, sync::Arc, time::Duration};
 
 use chrono::Utc;
 use serde_yaml::Value;
-use tokio::{sync::broadcast::error::RecvError, task::JoinHandle};
+use tokio::task::JoinHandle;
 
 use super::{
     delivery,
@@ -15,7 +15,8 @@ use super::{
     settings::CronSettings,
 };
 use crate::{
-    agent::{self, BusyPolicy, LiveSession, TurnEnd, TurnError, TurnInput, TurnOutcome},
+    agent::{self, BusyPolicy, TurnEnd, TurnError, TurnInput, TurnOutcome},
+    hub::{LiveSession, Received},
     llm,
     skills::{self, ActivationContext},
     state::DaemonState,
@@ -229,6 +230,7 @@ async fn attempt(
         Err(e) => return Attempt::failed(format!("cannot create the run's session: {e}"), ""),
     };
     let session_id = session.id.clone();
+    let conversation = session.conversation_id.clone();
     let skills = load_skills(state, &job.skills).await;
     let input = TurnInput {
         text: prompt::build(&job.name, &job.deliver, &skills, &job.prompt),
@@ -238,11 +240,19 @@ async fn attempt(
         toolsets: job.toolsets.clone(),
     };
     let turn = agent::spawn_turn(state, session, chain, input);
-    let live = state.live.get(&session_id);
+    let live = state.hub.get(&conversation);
     let (joined, idle) = watch(turn, live, settings.inactivity_timeout).await;
     let outcome: Result<TurnOutcome, String> = match joined {
         Ok(Ok(outcome)) => Ok(outcome),
         Ok(Err(TurnError::Store(e))) => Err(format!("the run could not be stored: {e}")),
+        Ok(Err(TurnError::Stopping)) => {
+            return Attempt {
+                status: "interrupted",
+                answer: String::new(),
+                error: Some(format!("{}; the run did not start", crate::hub::STOPPING)),
+                session_id,
+            };
+        }
         Ok(Err(e)) => Err(e.to_string()),
         Err(e) => Err(format!("the run's task failed: {e}")),
     };
@@ -266,7 +276,11 @@ async fn attempt(
             TurnEnd::Interrupted => Attempt {
                 status: "interrupted",
                 answer: done.answer,
-                error: Some("the run was interrupted".into()),
+                error: Some(if state.hub.is_stopping() {
+                    format!("the run was interrupted: {}", crate::hub::STOPPING)
+                } else {
+                    "the run was interrupted".into()
+                }),
                 session_id,
             },
             TurnEnd::Failed { message, hint, .. } => Attempt {
@@ -299,10 +313,12 @@ async fn watch(
         tokio::select! {
             joined = &mut turn => return (joined, None),
             event = events.recv() => match event {
-                Ok(_) | Err(RecvError::Lagged(_)) => {
+                Received::Event(_) => deadline = tokio::time::Instant::now() + limit,
+                Received::Lagged => {
                     deadline = tokio::time::Instant::now() + limit;
+                    events = live.subscribe().0;
                 }
-                Err(RecvError::Closed) => return (turn.await, None),
+                Received::Closed => return (turn.await, None),
             },
             () = tokio::time::sleep_until(deadline) => {
                 tracing::warn!(session = %live.id(), "cron run idle too long; stopping it");

@@ -246,7 +246,8 @@ async fn dispatch(state: &Arc<DaemonState>, job: CronJobRow, now: i64) -> Result
             runs: leased,
             counts: true,
         };
-        tokio::spawn(run::execute(Arc::clone(state), batch));
+        // Tracked by the hub: a stopping daemon interrupts the run and waits for its record.
+        drop(state.hub.spawn(run::execute(Arc::clone(state), batch)));
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
@@ -18,22 +19,53 @@ pub fn lock_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Blocks until an exclusive `flock` on `lock_path` is held; dropping the guard releases it.
-pub fn lock_exclusive(lock_path: &Path) -> Result<Flock<File>, MemoryError> {
+/// How long a memory write waits for another writer's lock (Python Hermes, a stuck editor)
+/// before it fails with a clear error instead of holding a blocking thread forever.
+pub const LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Waits up to `within` for an exclusive `flock` on `lock_path`; dropping the guard releases
+/// it. A lock still held by someone else after that is an error naming the file.
+pub fn lock_exclusive_within(
+    lock_path: &Path,
+    within: Duration,
+) -> Result<Flock<File>, MemoryError> {
     let mut file = OpenOptions::new()
         .create(true)
         .append(true)
         .open(lock_path)
         .map_err(|e| MemoryError::io("open lock file", lock_path, e))?;
+    let deadline = Instant::now() + within;
+    let mut pause = Duration::from_millis(1);
     loop {
-        match Flock::lock(file, FlockArg::LockExclusive) {
+        match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
             Ok(guard) => return Ok(guard),
             Err((returned, Errno::EINTR)) => file = returned,
+            Err((returned, Errno::EWOULDBLOCK)) if Instant::now() < deadline => {
+                file = returned;
+                // Polling: flock has no timed wait, and this runs on the blocking pool.
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err((_, Errno::EWOULDBLOCK)) => {
+                let held = io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "another process has held it for over {} s",
+                        within.as_secs()
+                    ),
+                );
+                return Err(MemoryError::io("lock", lock_path, held));
+            }
             Err((_, errno)) => {
                 return Err(MemoryError::io("lock", lock_path, io::Error::from(errno)));
             }
         }
     }
+}
+
+/// [`lock_exclusive_within`] [`LOCK_TIMEOUT`].
+pub fn lock_exclusive(lock_path: &Path) -> Result<Flock<File>, MemoryError> {
+    lock_exclusive_within(lock_path, LOCK_TIMEOUT)
 }
 
 /// Entries stored at `path`; a missing file holds none.
@@ -77,5 +109,26 @@ fn resolve_symlink(path: &Path) -> PathBuf {
             fs::canonicalize(path).unwrap_or_else(|_| path.to_owned())
         }
         _ => path.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod lock_tests {
+    use super::*;
+
+    #[test]
+    fn a_lock_held_elsewhere_fails_after_the_timeout_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("MEMORY.md.lock");
+        let held = lock_exclusive(&path).unwrap();
+        let began = Instant::now();
+        let error = lock_exclusive_within(&path, Duration::from_millis(100))
+            .unwrap_err()
+            .to_string();
+        assert!(began.elapsed() >= Duration::from_millis(100));
+        assert!(error.contains("MEMORY.md.lock"), "{error}");
+        assert!(error.contains("held it"), "{error}");
+        drop(held);
+        assert!(lock_exclusive_within(&path, Duration::from_millis(100)).is_ok());
     }
 }

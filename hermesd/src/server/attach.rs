@@ -7,13 +7,14 @@ use std::{pin::Pin, sync::Arc, time::Duration};
 
 use hermes_proto::pb::{self, client_frame, session_event::Kind};
 use prost::Message;
-use tokio::sync::{broadcast::error::RecvError, mpsc};
+use tokio::sync::mpsc;
 use tokio_stream::{Stream, wrappers::ReceiverStream};
 use tonic::{Status, Streaming};
 
 use super::convert;
 use crate::{
-    agent::{self, Answer, LiveSession},
+    agent,
+    hub::{self, Answer, LiveSession, Received, Subscription},
     state::DaemonState,
     store,
 };
@@ -24,8 +25,9 @@ pub type EventStream = Pin<Box<dyn Stream<Item = Result<pb::SessionEvent, Status
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// Messages of a conversation without an event log that get events on its first attach.
 const BACKFILL_MESSAGES: u32 = 50;
-/// Events queued for one client before its stream applies backpressure on replay.
-const CLIENT_QUEUE: usize = 256;
+/// Events queued for one client's stream before the forwarder waits; beyond it, a client that
+/// reads slowly costs its hub queue (bounded by `hub::CLIENT_BUDGET`), then is told it lagged.
+const CLIENT_QUEUE: usize = 16;
 
 /// Keeps a live session loaded while an attach uses it; releases it when the last user goes.
 struct Lease {
@@ -36,9 +38,7 @@ struct Lease {
 impl Drop for Lease {
     fn drop(&mut self) {
         if let Some(live) = self.live.take() {
-            let id = live.id();
-            drop(live);
-            self.state.live.release(&id);
+            self.state.hub.release(live);
         }
     }
 }
@@ -73,9 +73,7 @@ pub async fn attach(
         .read(move |conn| store::resolve_conversation(conn, &id))
         .await
         .map_err(convert::status)?;
-    let live = state
-        .live
-        .load(&row.id, row.last_seq.max(0) as u64, &state.store);
+    let live = state.hub.load(&row);
     if row.last_seq == 0 && row.message_count > 0 {
         // Messages without events (an imported conversation): announce the last ones once.
         let segment = row.id.clone();
@@ -118,10 +116,7 @@ async fn forward(
     session_id: String,
     since_seq: u64,
     last_messages: u32,
-    (mut live_events, partial): (
-        tokio::sync::broadcast::Receiver<Arc<pb::SessionEvent>>,
-        agent::Partial,
-    ),
+    (mut live_events, partial): (Subscription, hub::Partial),
     out: mpsc::Sender<Result<pb::SessionEvent, Status>>,
 ) {
     let _lease = lease;
@@ -137,7 +132,7 @@ async fn forward(
             store::events_after(conn, &id, after, 0)
         })
         .await;
-    let mut joiner = agent::replay::Joiner::new(&session_id, since_seq);
+    let mut joiner = hub::replay::Joiner::new(&session_id, since_seq);
     match stored {
         Ok(events) => {
             for stored in events {
@@ -176,14 +171,14 @@ async fn forward(
             () = state.shutdown.cancelled() => return,
         };
         match received {
-            Ok(event) => {
+            Received::Event(event) => {
                 if let Some(event) = joiner.next((*event).clone())
                     && out.send(Ok(event)).await.is_err()
                 {
                     return;
                 }
             }
-            Err(RecvError::Lagged(_)) => {
+            Received::Lagged => {
                 let lagged = pb::SessionEvent {
                     session_id: session_id.clone(),
                     seq: joiner.last_sent(),
@@ -195,7 +190,7 @@ async fn forward(
                 let _ = out.send(Ok(lagged)).await;
                 return;
             }
-            Err(RecvError::Closed) => return,
+            Received::Closed => return,
         }
     }
 }

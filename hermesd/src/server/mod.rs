@@ -18,12 +18,44 @@ mod skills_service;
 use std::{sync::Arc, time::Duration};
 
 use hermes_proto::{FILE_DESCRIPTOR_SET, pb};
-use tokio_stream::{StreamExt, wrappers::UnixListenerStream};
+use tokio::net::{UnixListener, UnixStream};
+use tokio_stream::Stream;
 use tonic::{service::InterceptorLayer, transport::Server};
 
 use crate::state::DaemonState;
 pub use listener::Listener;
 pub use signals::spawn as spawn_signal_handler;
+
+/// The first pause after a failed accept; it doubles up to [`ACCEPT_BACKOFF_MAX`] while accepts
+/// keep failing (EMFILE: out of descriptors), so the loop waits for descriptors instead of
+/// spinning on the error.
+const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(5);
+const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
+
+/// Connections from `listener`; a failed accept is logged and retried after a backoff.
+fn accept_with_backoff(
+    listener: UnixListener,
+) -> impl Stream<Item = Result<UnixStream, std::io::Error>> {
+    futures_util::stream::unfold(
+        (listener, ACCEPT_BACKOFF_MIN),
+        |(listener, mut pause)| async move {
+            loop {
+                match listener.accept().await {
+                    Ok((stream, _)) => return Some((Ok(stream), (listener, ACCEPT_BACKOFF_MIN))),
+                    Err(e) => {
+                        tracing::warn!(error = %e, pause_ms = pause.as_millis() as u64, "accept failed; retrying");
+                        tokio::time::sleep(pause).await;
+                        pause = (pause * 2).min(ACCEPT_BACKOFF_MAX);
+                    }
+                }
+            }
+        },
+    )
+}
+
+/// How long a stopping daemon waits for interrupted turns, reviews and cron runs to store how
+/// they ended (an interrupted turn stores its event at once; this bounds a stuck store).
+const STOP_TURNS_WITHIN: Duration = Duration::from_secs(3);
 
 /// Why serving stopped abnormally.
 #[derive(Debug, thiserror::Error)]
@@ -55,13 +87,7 @@ pub async fn serve(state: Arc<DaemonState>, listener: Listener) -> Result<(), Se
         .map_err(|e| ServeError::Reflection(e.to_string()))?;
 
     let peer = peer::PeerCheck::for_current_user();
-    let incoming = UnixListenerStream::new(listener.listener).filter_map(|conn| match conn {
-        Ok(stream) => Some(Ok::<_, std::io::Error>(stream)),
-        Err(e) => {
-            tracing::warn!(error = %e, "accept failed");
-            None
-        }
-    });
+    let incoming = accept_with_backoff(listener.listener);
     let router = Server::builder()
         .layer(InterceptorLayer::new(move |req| peer.intercept(req)))
         .add_service(health)
@@ -106,6 +132,15 @@ pub async fn serve(state: Arc<DaemonState>, listener: Listener) -> Result<(), Se
         tokio::spawn(router.serve_with_incoming_shutdown(incoming, stop.cancelled_owned()));
     state.shutdown.cancelled().await;
     let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Stopping]);
+    // Turns, reviews and cron runs first: interrupted, they store how they ended, and the calls
+    // waiting on them (Send, RunNow) can answer before the drain.
+    let still_running = state.hub.stop(STOP_TURNS_WITHIN).await;
+    if still_running > 0 {
+        tracing::warn!(
+            still_running,
+            "stopping: tasks did not end in time; cutting them off"
+        );
+    }
     let drain = Duration::from_secs(state.config().daemon.drain_timeout);
     tracing::info!(
         drain_s = drain.as_secs(),

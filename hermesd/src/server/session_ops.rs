@@ -20,7 +20,11 @@ async fn idle_conversation(
         .read(move |conn| store::resolve_reference(conn, &id))
         .await
         .map_err(convert::status)?;
-    if state.live.get(&row.id).is_some_and(|l| l.is_running()) {
+    if state
+        .hub
+        .get(&row.conversation_id)
+        .is_some_and(|l| l.is_running())
+    {
         return Err(Status::failed_precondition(format!(
             "a turn is running in session {}; wait for it or stop it (/stop in chat, Ctrl-C in send)",
             row.id
@@ -137,7 +141,7 @@ pub async fn undo(state: &Arc<DaemonState>, id: String) -> Result<store::Undone,
         .write(move |tx| store::undo_last_exchange(tx, &segment))
         .await
         .map_err(convert::status)?;
-    if let Some(live) = state.live.get(&row.id) {
+    if let Some(live) = state.hub.get(&row.conversation_id) {
         live.emit_transient(
             "",
             Kind::Notice(pb::Notice {

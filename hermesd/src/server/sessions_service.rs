@@ -41,8 +41,9 @@ fn clean_title(title: &str) -> Result<Option<String>, Status> {
 impl SessionsService {
     /// A stored session as clients see it: with its live state and attached clients.
     fn view(&self, row: store::SessionRow) -> pb::Session {
+        let live = self.state.hub.get(&row.conversation_id);
         let mut session = convert::session(row);
-        if let Some(live) = self.state.live.get(&session.id) {
+        if let Some(live) = live {
             session.state = live.state() as i32;
             session.clients = live.clients() as u32;
         }
@@ -279,8 +280,8 @@ impl pb::sessions_server::Sessions for SessionsService {
             .map_err(convert::status)?;
         let was_running = self
             .state
-            .live
-            .get(&row.id)
+            .hub
+            .get(&row.conversation_id)
             .is_some_and(|live| live.interrupt());
         tracing::info!(session = %row.id, was_running, "interrupt requested");
         Ok(Response::new(pb::InterruptSessionResponse { was_running }))
@@ -414,6 +415,7 @@ pub(super) fn turn_status(e: TurnError) -> Status {
         TurnError::Empty | TurnError::TooLarge(_) => Status::invalid_argument(e.to_string()),
         TurnError::Http(message) => Status::internal(message),
         TurnError::Task(message) => Status::internal(message),
+        TurnError::Stopping => Status::unavailable(e.to_string()),
         TurnError::Store(e) => convert::status(e),
     }
 }

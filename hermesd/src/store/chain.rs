@@ -61,9 +61,11 @@ pub fn start_compressed_segment(
             .execute(
                 "INSERT OR IGNORE INTO sessions
                    (id, parent_session_id, lineage, source, title, model, cwd, system_prompt,
-                    busy_policy, created_at, updated_at, last_seq)
+                    busy_policy, created_at, updated_at, last_seq, conversation_id,
+                    seq_reserved)
                  SELECT ?1, id, 'compression', source, title, model, cwd, system_prompt,
-                        busy_policy, ?2, ?2, last_seq
+                        busy_policy, ?2, ?2, last_seq, coalesce(conversation_id, id),
+                        seq_reserved
                  FROM sessions WHERE id = ?3",
                 params![id, now, old.id],
             )

@@ -43,6 +43,25 @@ pub fn put_event(
     Ok(())
 }
 
+/// Raise the seq high-water mark of `session_id` to `reserved` (never lowers it): seqs up to it
+/// may be handed out, stored or not, and a restarted daemon numbers after it.
+pub fn reserve_seqs(
+    tx: &Transaction<'_>,
+    session_id: &str,
+    reserved: u64,
+) -> Result<(), StoreError> {
+    let changed = tx
+        .execute(
+            "UPDATE sessions SET seq_reserved = max(seq_reserved, ?2) WHERE id = ?1",
+            params![session_id, reserved as i64],
+        )
+        .map_err(StoreError::sql("reserve event seqs"))?;
+    if changed == 0 {
+        return Err(StoreError::SessionNotFound(session_id.to_string()));
+    }
+    Ok(())
+}
+
 /// The seq to replay after so that the last `n` user and assistant messages of the conversation
 /// (every segment of it) are included (0 when it has fewer).
 pub fn seq_before_last_messages(

@@ -110,6 +110,30 @@ const MIGRATIONS: &[&str] = &[
     "#,
     // 7: cron jobs and their runs (a run is leased by its row before it starts).
     super::cron::CRON_MIGRATION,
+    // 8: the hub's keys and numbering. `conversation_id` names the conversation a segment
+    // belongs to (NULL: the segment is its own conversation's first), so a compression
+    // hand-off never changes a live session's key; `seq_reserved` is a high-water mark ahead of
+    // every seq handed out, stored or not, so numbering after a restart never reuses one.
+    r#"
+    ALTER TABLE sessions ADD COLUMN conversation_id TEXT;
+    ALTER TABLE sessions ADD COLUMN seq_reserved INTEGER NOT NULL DEFAULT 0;
+    WITH RECURSIVE chain(id, conversation) AS (
+        SELECT id, id FROM sessions WHERE lineage != 'compression' OR parent_session_id IS NULL
+        UNION ALL
+        SELECT s.id, c.conversation FROM sessions s
+          JOIN chain c ON s.parent_session_id = c.id AND s.lineage = 'compression'
+    )
+    UPDATE sessions SET conversation_id = (SELECT conversation FROM chain WHERE chain.id = sessions.id)
+     WHERE lineage = 'compression';
+    CREATE TRIGGER sessions_conversation AFTER INSERT ON sessions
+      WHEN new.lineage = 'compression' AND new.conversation_id IS NULL
+           AND new.parent_session_id IS NOT NULL
+    BEGIN
+        UPDATE sessions SET conversation_id =
+            (SELECT coalesce(conversation_id, id) FROM sessions WHERE id = new.parent_session_id)
+         WHERE id = new.id;
+    END;
+    "#,
 ];
 
 /// The schema version this build writes.

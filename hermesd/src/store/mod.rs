@@ -35,7 +35,7 @@ pub use cron::{
     update_cron_job,
 };
 pub use error::StoreError;
-pub use events::{StoredEvent, events_after, put_event, seq_before_last_messages};
+pub use events::{StoredEvent, events_after, put_event, reserve_seqs, seq_before_last_messages};
 pub use messages::{
     MessageRow, NewMessage, append_message, copy_messages, list_messages, recent_exchange_messages,
 };
@@ -182,10 +182,13 @@ fn create_private(path: &Path) -> Result<(), StoreError> {
 
 fn configure_writer(conn: &Connection) -> rusqlite::Result<()> {
     // auto_vacuum must be chosen before the first table exists; on an existing database it is a no-op.
+    // synchronous = FULL: in WAL mode NORMAL may lose the last commits on power loss, and what
+    // a commit holds (a message, the events clients were shown) must survive it. The cost is one
+    // fsync of the WAL per commit, which the publisher's batching keeps to a few per turn.
     conn.execute_batch(
         "PRAGMA auto_vacuum = INCREMENTAL;
          PRAGMA journal_mode = WAL;
-         PRAGMA synchronous = NORMAL;
+         PRAGMA synchronous = FULL;
          PRAGMA foreign_keys = ON;
          PRAGMA busy_timeout = 5000;",
     )

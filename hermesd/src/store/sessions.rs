@@ -45,6 +45,18 @@ pub struct SessionRow {
     pub reasoning_tokens: i64,
     pub cost_usd: Option<f64>,
     pub last_seq: i64,
+    /// The conversation this segment belongs to: its first segment's id (the live session's
+    /// key, unchanged by compression).
+    pub conversation_id: String,
+    /// A seq at least as high as any the daemon handed out for this segment's conversation.
+    pub seq_reserved: i64,
+}
+
+impl SessionRow {
+    /// The seq after which this conversation's next event is numbered.
+    pub fn seq_floor(&self) -> u64 {
+        self.last_seq.max(self.seq_reserved).max(0) as u64
+    }
 }
 
 /// What a new session needs.
@@ -69,7 +81,7 @@ pub struct ListFilter {
 
 const COLUMNS: &str = "id, parent_session_id, source, title, model, cwd, busy_policy, created_at, \
     updated_at, message_count, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, \
-    reasoning_tokens, cost_usd, last_seq";
+    reasoning_tokens, cost_usd, last_seq, coalesce(conversation_id, id), seq_reserved";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<SessionRow> {
     Ok(SessionRow {
@@ -90,6 +102,8 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<SessionRow> {
         reasoning_tokens: row.get(14)?,
         cost_usd: row.get(15)?,
         last_seq: row.get(16)?,
+        conversation_id: row.get(17)?,
+        seq_reserved: row.get(18)?,
     })
 }
 

@@ -431,3 +431,57 @@ fn unreadable_directory_is_a_clear_error() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn every_segment_of_a_chain_shares_its_conversation_id_and_the_seq_reservation() {
+    let (_dir, store) = open_temp();
+    let root = store
+        .write(|tx| {
+            let s = insert_session(tx, &new_session(Lineage::Root, None))?;
+            put_event(tx, &s.id, 1, None, "notice", &[])?;
+            reserve_seqs(tx, &s.id, 1_000)?;
+            reserve_seqs(tx, &s.id, 10)?;
+            get_session(tx, &s.id)
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        root.conversation_id, root.id,
+        "a first segment is its own key"
+    );
+    assert_eq!(root.seq_reserved, 1_000, "a reservation never goes down");
+    assert_eq!(root.seq_floor(), 1_000);
+    let from = root.id.clone();
+    let second = store
+        .write(move |tx| start_compressed_segment(tx, &from, &[user("summary")]))
+        .await
+        .unwrap();
+    let from = second.id.clone();
+    let third = store
+        .write(move |tx| start_compressed_segment(tx, &from, &[user("summary 2")]))
+        .await
+        .unwrap();
+    assert_eq!(second.conversation_id, root.id);
+    assert_eq!(third.conversation_id, root.id);
+    assert_eq!(
+        third.seq_floor(),
+        1_000,
+        "numbering goes on after the reservation"
+    );
+    let lookup = root.id.clone();
+    let newest = store
+        .read(move |c| resolve_conversation(c, &lookup))
+        .await
+        .unwrap();
+    assert_eq!(newest.id, third.id);
+    assert_eq!(newest.conversation_id, root.id);
+    let branched = store
+        .write(|tx| insert_session(tx, &new_session(Lineage::Branch, None)))
+        .await
+        .unwrap();
+    assert_eq!(
+        branched.conversation_id, branched.id,
+        "a branch is a conversation of its own"
+    );
+}

@@ -7,16 +7,15 @@ use std::sync::Arc;
 
 use hermes_proto::pb::{self, session_event::Kind};
 use prost::Message;
-use tokio::sync::broadcast;
 
 use super::Joiner;
 use crate::{
-    agent::{LiveSession, LiveSessions, Partial},
+    hub::{Hub, LiveSession, Partial, Received, Subscription},
     store::{self, Lineage, NewSession, Store},
 };
 
 struct Client {
-    rx: broadcast::Receiver<Arc<pb::SessionEvent>>,
+    rx: Subscription,
     partial: Option<Partial>,
     joiner: Joiner,
     seen: Vec<pb::SessionEvent>,
@@ -39,15 +38,17 @@ async fn read_store(store: &Store, id: &str, client: &mut Client) {
 }
 
 /// Wait until `probe` has seen the event just emitted (transient events are not acknowledged).
-async fn settle(probe: &mut broadcast::Receiver<Arc<pb::SessionEvent>>, seq: &mut u64) {
-    let event = probe.recv().await.unwrap();
+async fn settle(probe: &mut Subscription, seq: &mut u64) {
+    let Received::Event(event) = probe.recv().await else {
+        panic!("the probe lost an event");
+    };
     *seq = event.seq;
 }
 
 async fn run_case(seed: u64) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("t.db")).unwrap();
-    let id = store
+    let row = store
         .write(|tx| {
             store::insert_session(
                 tx,
@@ -62,10 +63,10 @@ async fn run_case(seed: u64) {
             )
         })
         .await
-        .unwrap()
-        .id;
-    let sessions = LiveSessions::default();
-    let live: Arc<LiveSession> = sessions.load(&id, 0, &store);
+        .unwrap();
+    let id = row.id.clone();
+    let hub = Hub::new(store.clone());
+    let live: Arc<LiveSession> = hub.load(&row);
     let (mut probe, _) = live.subscribe();
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut clients: Vec<Client> = Vec::new();
@@ -137,7 +138,7 @@ async fn run_case(seed: u64) {
         if !client.read_store {
             read_store(&store, &id, client).await;
         }
-        while let Ok(event) = client.rx.try_recv() {
+        while let Some(event) = client.rx.try_recv() {
             client.seen.extend(client.joiner.next((*event).clone()));
         }
     }

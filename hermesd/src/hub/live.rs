@@ -1,23 +1,29 @@
-//! Sessions loaded in memory: each has its publisher (see `publisher.rs`), the running turn's
-//! cancel token, questions waiting for a client's answer, its attached clients, and its turn
-//! state. Sessions nobody uses are evicted after an idle time.
+//! One conversation loaded in memory: its publisher (see `publisher.rs`), the running turn's
+//! cancel token and steered input, questions waiting for a client's answer, its attached
+//! clients, and its turn state. It is keyed by its conversation (its first segment's id), so a
+//! compression hand-off changes where its events are stored, never which live session a client
+//! or a turn finds.
 
 use std::{
+    any::{Any, TypeId},
     collections::{HashMap, HashSet},
     sync::{
         Arc, Mutex,
         atomic::{AtomicUsize, Ordering},
     },
-    time::{Duration, Instant},
+    time::Instant,
 };
 
 use hermes_proto::pb::{self, session_event::Kind};
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::publisher::{Emit, Outbox, publish};
-pub use super::publisher::{Partial, PendingWrite, PersistFn};
-use crate::store::{Store, StoreError};
+use super::{
+    fanout::{CLIENT_BUDGET, Outbox, Partial, Subscription},
+    inbox::{Emit, INBOX_BUDGET, Inbox},
+    publisher::{Numbering, PendingWrite, PersistFn, publish},
+};
+use crate::store::{SessionRow, Store, StoreError};
 
 /// An answer a client gave to a question (approval decision or clarify text) and who gave it.
 #[derive(Debug, Clone)]
@@ -26,19 +32,22 @@ pub struct Answer {
     pub by: String,
 }
 
-/// The running turn, if any: its cancel token and input steered into it.
+/// The running turn, if any: its cancel token, input steered into it, and who interrupted it.
 #[derive(Default)]
 struct RunState {
     cancel: Option<CancellationToken>,
     steer: Vec<String>,
+    interrupted_by: Option<String>,
 }
 
 /// One session in memory.
 pub struct LiveSession {
+    /// The conversation's first segment's id: the hub's key, unchanged by compression.
+    conversation: String,
     /// The conversation's newest segment: where its messages and events are stored.
     segment: Mutex<String>,
     outbox: Arc<Outbox>,
-    emit: mpsc::UnboundedSender<Emit>,
+    inbox: Arc<Inbox>,
     /// Held by the running turn: turns of a session run one at a time, in arrival order.
     pub turn_lock: tokio::sync::Mutex<()>,
     running: Mutex<RunState>,
@@ -50,11 +59,10 @@ pub struct LiveSession {
     /// Clients attached now, interactive or not.
     clients: AtomicUsize,
     /// When the session last became unused (no turn, no client); `None` while in use.
-    idle_since: Mutex<Option<Instant>>,
-    /// The learning loop's counters (see `review`).
-    pub learning: Mutex<super::review::LearningCounters>,
-    /// Until when automatic compression skips the summary model after it failed.
-    pub compression_cooldown: Mutex<Option<Instant>>,
+    pub(super) idle_since: Mutex<Option<Instant>>,
+    /// What the layers above keep per loaded session (the learning loop's counters, the
+    /// compression cool-down), one value per type; it goes with the session.
+    memos: Mutex<HashMap<TypeId, Box<dyn Any + Send>>>,
     /// Whether stored messages without events were announced (see `announce_history`).
     announced_history: std::sync::atomic::AtomicBool,
 }
@@ -67,21 +75,30 @@ impl std::fmt::Debug for LiveSession {
     }
 }
 
+impl Drop for LiveSession {
+    fn drop(&mut self) {
+        // The publisher stores what is queued, then ends and closes every subscription.
+        self.inbox.close();
+    }
+}
+
 impl LiveSession {
-    fn start(id: String, last_seq: u64, store: Store) -> Arc<Self> {
-        let outbox = Outbox::new();
-        let (emit, inbox) = mpsc::unbounded_channel();
+    /// Load the conversation whose newest segment is `row`; its publisher starts now.
+    pub(super) fn start(row: &SessionRow, store: Store) -> Arc<Self> {
+        let outbox = Arc::new(Outbox::new(CLIENT_BUDGET));
+        let inbox = Arc::new(Inbox::new(INBOX_BUDGET));
         tokio::spawn(publish(
-            id.clone(),
-            last_seq,
+            row.id.clone(),
+            Numbering::after(row),
             store,
             Arc::clone(&outbox),
-            inbox,
+            Arc::clone(&inbox),
         ));
         Arc::new(Self {
-            segment: Mutex::new(id),
+            conversation: row.conversation_id.clone(),
+            segment: Mutex::new(row.id.clone()),
             outbox,
-            emit,
+            inbox,
             turn_lock: tokio::sync::Mutex::new(()),
             running: Mutex::new(RunState::default()),
             pending: Mutex::new(HashMap::new()),
@@ -90,10 +107,30 @@ impl LiveSession {
             state: Mutex::new(pb::SessionState::Idle),
             clients: AtomicUsize::new(0),
             idle_since: Mutex::new(None),
-            learning: Mutex::new(super::review::LearningCounters::default()),
-            compression_cooldown: Mutex::new(None),
+            memos: Mutex::new(HashMap::new()),
             announced_history: std::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Run `f` on this session's value of type `T` (created with its default on first use).
+    pub fn memo<T: Default + Send + 'static, R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        let mut memos = match self.memos.lock() {
+            Ok(memos) => memos,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let slot = memos
+            .entry(TypeId::of::<T>())
+            .or_insert_with(|| Box::new(T::default()));
+        match slot.downcast_mut::<T>() {
+            Some(value) => f(value),
+            // Unreachable: the slot of `TypeId::of::<T>()` always holds a `T`.
+            None => f(&mut T::default()),
+        }
+    }
+
+    /// The conversation's key: its first segment's id.
+    pub fn conversation(&self) -> &str {
+        &self.conversation
     }
 
     /// The id of the conversation's newest segment.
@@ -106,11 +143,13 @@ impl LiveSession {
 
     /// The conversation continues in segment `id` (after compression): events queued from now on
     /// are stored there, after the ones queued before.
-    fn continue_in(&self, id: &str) {
-        let _ = self.emit.send(Emit::Segment(id.to_string()));
-        if let Ok(mut segment) = self.segment.lock() {
-            *segment = id.to_string();
-        }
+    pub fn continue_in(&self, id: &str) {
+        let mut segment = match self.segment.lock() {
+            Ok(segment) => segment,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        self.inbox.push(Emit::Segment(id.to_string()), id.len());
+        *segment = id.to_string();
     }
 
     /// Give messages stored without events (an imported conversation) their `UserMessage` /
@@ -127,6 +166,7 @@ impl LiveSession {
         let mut last = None;
         for message in messages {
             let id = message.id.max(0) as u64;
+            let cost = message.content.len();
             let kind = if message.role == "user" {
                 Kind::UserMessage(pb::UserMessage {
                     message_id: id,
@@ -140,13 +180,13 @@ impl LiveSession {
                     tool_calls: message.tool_calls.unwrap_or_default(),
                 })
             };
-            last = Some(self.queue_durable("", Box::new(move |_| Ok((kind, 0)))));
+            last = Some(self.queue_durable_sized("", cost, Box::new(move |_| Ok((kind, 0)))));
         }
         last
     }
 
     /// Live events from now on, and the text the current model call streamed before them.
-    pub fn subscribe(&self) -> (broadcast::Receiver<Arc<pb::SessionEvent>>, Partial) {
+    pub fn subscribe(&self) -> (Subscription, Partial) {
         self.outbox.subscribe()
     }
 
@@ -171,24 +211,46 @@ impl LiveSession {
         );
     }
 
-    /// Publish an event that is not stored (deltas, progress, state).
+    /// Publish an event that is not stored (deltas, progress, state). Over the inbox's bound
+    /// deltas are joined and tool output counted rather than queued (see `inbox.rs`).
     pub fn emit_transient(&self, turn_id: &str, kind: Kind) {
-        let _ = self.emit.send(Emit::Transient {
-            turn_id: turn_id.to_string(),
-            kind,
-        });
+        self.inbox.push_transient(turn_id, kind);
     }
 
     /// Queue an event (built by `make` inside the transaction) to be stored, then published;
     /// the receiver gets the outcome. Events are stored and published in queue order.
     pub fn queue_durable(&self, turn_id: &str, make: PersistFn) -> PendingWrite {
+        self.queue_durable_sized(turn_id, 0, make)
+    }
+
+    /// [`LiveSession::queue_durable`] for an event carrying about `bytes` of text.
+    pub fn queue_durable_sized(
+        &self,
+        turn_id: &str,
+        bytes: usize,
+        make: PersistFn,
+    ) -> PendingWrite {
         let (reply, answer) = oneshot::channel();
-        let _ = self.emit.send(Emit::Durable {
-            turn_id: turn_id.to_string(),
-            make,
-            reply,
-        });
+        self.inbox.push(
+            Emit::Durable {
+                turn_id: turn_id.to_string(),
+                make,
+                reply,
+            },
+            bytes,
+        );
         PendingWrite(answer)
+    }
+
+    /// Wait until the publisher has room: a turn calls this before queuing more, so a busy
+    /// store slows the turn instead of growing the queue.
+    pub async fn room(&self) {
+        self.inbox.room().await;
+    }
+
+    /// Bytes queued for the publisher now.
+    pub fn queued_bytes(&self) -> usize {
+        self.inbox.bytes()
     }
 
     /// Store an event (built by `make` inside the transaction), then publish it.
@@ -232,8 +294,18 @@ impl LiveSession {
         let token = CancellationToken::new();
         if let Ok(mut running) = self.running.lock() {
             running.cancel = Some(token.clone());
+            running.interrupted_by = None;
         }
         token
+    }
+
+    /// Who interrupted the running turn ("user" unless the daemon or a delete did).
+    pub fn interrupted_by(&self) -> String {
+        self.running
+            .lock()
+            .ok()
+            .and_then(|r| r.interrupted_by.clone())
+            .unwrap_or_else(|| "user".into())
     }
 
     /// The turn is over; input steered into it too late to be taken comes back (to run next).
@@ -253,11 +325,20 @@ impl LiveSession {
 
     /// Interrupt the running turn; false when none runs.
     pub fn interrupt(&self) -> bool {
+        self.interrupt_for("user")
+    }
+
+    /// Interrupt the running turn, saying why (stored in its `turn_interrupted` event).
+    pub fn interrupt_for(&self, by: &str) -> bool {
         match self.running.lock() {
-            Ok(running) => running.cancel.as_ref().is_some_and(|token| {
+            Ok(mut running) => {
+                let Some(token) = running.cancel.clone() else {
+                    return false;
+                };
+                running.interrupted_by.get_or_insert_with(|| by.to_string());
                 token.cancel();
                 true
-            }),
+            }
             Err(_) => false,
         }
     }
@@ -319,7 +400,7 @@ impl LiveSession {
         InteractiveGuard(Arc::clone(self))
     }
 
-    fn unused(self: &Arc<Self>) -> bool {
+    pub(super) fn unused(self: &Arc<Self>) -> bool {
         !self.is_running() && self.outbox.subscribers() == 0 && Arc::strong_count(self) == 1
     }
 }
@@ -346,87 +427,5 @@ pub struct InteractiveGuard(Arc<LiveSession>);
 impl Drop for InteractiveGuard {
     fn drop(&mut self) {
         self.0.interactive.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// Every session loaded in memory.
-#[derive(Debug, Default)]
-pub struct LiveSessions {
-    map: Mutex<HashMap<String, Arc<LiveSession>>>,
-}
-
-impl LiveSessions {
-    /// The live session `id`, loading it (its events continue after `last_seq`) when absent.
-    pub fn load(&self, id: &str, last_seq: u64, store: &Store) -> Arc<LiveSession> {
-        let mut map = match self.map.lock() {
-            Ok(map) => map,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        let live = Arc::clone(
-            map.entry(id.to_string())
-                .or_insert_with(|| LiveSession::start(id.to_string(), last_seq, store.clone())),
-        );
-        if let Ok(mut idle) = live.idle_since.lock() {
-            *idle = None;
-        }
-        live
-    }
-
-    /// The conversation of live session `live` continues in segment `id`: it is found under
-    /// that id from now on, and stores its events there.
-    pub fn continue_in(&self, live: &Arc<LiveSession>, id: &str) {
-        let mut map = match self.map.lock() {
-            Ok(map) => map,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        map.remove(&live.id());
-        live.continue_in(id);
-        map.insert(id.to_string(), Arc::clone(live));
-    }
-
-    pub fn get(&self, id: &str) -> Option<Arc<LiveSession>> {
-        self.map.lock().ok().and_then(|m| m.get(id).cloned())
-    }
-
-    /// Note that a user of `id` is done; once nothing uses it, its idle time starts.
-    pub fn release(&self, id: &str) {
-        if let Ok(map) = self.map.lock()
-            && let Some(live) = map.get(id)
-            && live.unused()
-            && let Ok(mut idle) = live.idle_since.lock()
-        {
-            idle.get_or_insert_with(Instant::now);
-        }
-    }
-
-    /// Evict sessions unused for at least `max_idle`; returns how many went.
-    pub fn sweep(&self, max_idle: Duration) -> usize {
-        let Ok(mut map) = self.map.lock() else {
-            return 0;
-        };
-        let before = map.len();
-        map.retain(|_, live| {
-            if !live.unused() {
-                if let Ok(mut idle) = live.idle_since.lock() {
-                    *idle = None;
-                }
-                return true;
-            }
-            let since = live
-                .idle_since
-                .lock()
-                .ok()
-                .map(|mut idle| *idle.get_or_insert_with(Instant::now));
-            since.is_none_or(|since| since.elapsed() < max_idle)
-        });
-        before - map.len()
-    }
-
-    pub fn len(&self) -> usize {
-        self.map.lock().map_or(0, |m| m.len())
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }

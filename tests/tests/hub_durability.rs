@@ -1,0 +1,100 @@
+//! The hub's promises across restarts and segment switches, through the real daemon: a client
+//! that saw transient events before a restart still gets every event of the next turn, and an
+//! Attach or Send racing a compression hand-off lands in the one live conversation.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
+
+use hermes_proto::pb::{self, client_frame, session_event::Kind};
+use hermes_tests::{
+    TestHome,
+    events::{self, Attached, kind_name},
+    fake_llm::{FakeLlm, Reply},
+    home::StopOnDrop,
+};
+
+async fn say(client: &Attached, text: &str) {
+    client
+        .send(client_frame::Kind::UserInput(pb::UserInput {
+            text: text.into(),
+            ..pb::UserInput::default()
+        }))
+        .await;
+}
+
+fn answer_of(events: &[pb::SessionEvent]) -> Option<String> {
+    events.iter().find_map(|e| match &e.kind {
+        Some(Kind::AssistantMessage(m)) => Some(m.text.clone()),
+        _ => None,
+    })
+}
+
+fn daemon_pid(home: &TestHome) -> i32 {
+    std::fs::read_to_string(home.path().join("hermesd.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Wait until the daemon holding the pidfile's lock is gone: the kernel releases the lock
+/// exactly when the process dies.
+async fn wait_gone(home: &TestHome) {
+    let pidfile = std::fs::File::open(home.path().join("hermesd.pid")).unwrap();
+    tokio::task::spawn_blocking(move || {
+        nix::fcntl::Flock::lock(pidfile, nix::fcntl::FlockArg::LockShared)
+            .map_err(|(_, e)| e)
+            .unwrap()
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_saw_300_deltas_gets_every_event_of_the_next_turn_after_a_sigkill() {
+    let chunks: Vec<String> = (0..500).map(|i| format!("d{i} ")).collect();
+    let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
+    let server = FakeLlm::start(vec![
+        Reply::text_chunks(&refs).with_delay_ms(5),
+        Reply::text("after the restart"),
+    ])
+    .await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, "");
+    home.ctl_async(&["status"]).await.ok();
+    let session = events::create_session(&home.socket(), home.path()).await;
+    let mut client = Attached::open(&home.socket(), &session.id, 0, false).await;
+    client.until("replay_done").await;
+    say(&client, "stream a long answer").await;
+    let mut seen = 0;
+    let mut deltas = 0;
+    while deltas < 300 {
+        let event = client.next().await;
+        deltas += usize::from(kind_name(&event) == "text_delta");
+        seen = seen.max(event.seq);
+    }
+    // Killed mid-answer: the deltas the client saw were never stored.
+    let pid = daemon_pid(&home);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    wait_gone(&home).await;
+    drop(client);
+    home.ctl_async(&["status"]).await.ok();
+
+    // The same client comes back from the last seq it saw, as `hermesctl chat` does.
+    let mut again = Attached::open(&home.socket(), &session.id, seen, false).await;
+    again.until("replay_done").await;
+    say(&again, "and now?").await;
+    let next = again.until("turn_finished").await;
+    let kinds: Vec<&str> = next.iter().map(kind_name).collect();
+    for wanted in ["turn_started", "user_message", "assistant_message"] {
+        assert!(kinds.contains(&wanted), "{wanted} missing: {kinds:?}");
+    }
+    assert_eq!(answer_of(&next).as_deref(), Some("after the restart"));
+    assert!(
+        next.iter().all(|e| e.seq > seen),
+        "numbering goes on past every seq handed out before the kill"
+    );
+}
