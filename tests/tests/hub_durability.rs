@@ -98,3 +98,101 @@ async fn a_client_that_saw_300_deltas_gets_every_event_of_the_next_turn_after_a_
         "numbering goes on past every seq handed out before the kill"
     );
 }
+
+/// About `tokens` tokens of prose carrying `marker`.
+fn bulk(marker: &str, tokens: usize) -> String {
+    let mut text = format!("{marker} ");
+    while text.len() < tokens * 4 {
+        text.push_str("the quick brown fox jumps over the lazy dog ");
+    }
+    text
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_attach_and_a_send_inside_a_compression_hand_off_join_the_one_live_conversation() {
+    let server = FakeLlm::start(vec![
+        Reply::text("a1"),
+        Reply::text("a2"),
+        Reply::text("a3"),
+        Reply::text("Goal: SUMMARYTEXT"),
+        Reply::text("a4"),
+        Reply::text("raced"),
+    ])
+    .await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(
+        &server,
+        "model:\n  context_length: 32000\n  max_retries: 0\ncompression:\n  enabled: true\n  protect_first_n: 1\n  protect_last_n: 2\n",
+    );
+    // Widen the window between storing the new segment and the live session moving to it.
+    home.write(".env", "HERMESD_TEST_HANDOFF_PAUSE_MS=1500\n");
+    let mut first_id = String::new();
+    for marker in ["HEADMARK", "MIDDLEMARK", "LATERMARK"] {
+        let mut args = vec!["send", "--json"];
+        if !first_id.is_empty() {
+            args.extend(["--session", first_id.as_str()]);
+        }
+        let text = bulk(marker, 4000);
+        args.push(&text);
+        let sent = home.ctl_async(&args).await.json();
+        first_id = sent["session_id"].as_str().unwrap().to_string();
+    }
+    let mut owner = Attached::open(&home.socket(), &first_id, 0, false).await;
+    owner.until("replay_done").await;
+    say(&owner, &bulk("NEWMARK", 4000)).await;
+    let new_segment = loop {
+        if let Some(Kind::Notice(n)) = owner.next().await.kind
+            && n.kind == "test_handoff"
+        {
+            break n.text;
+        }
+    };
+    assert_ne!(new_segment, first_id);
+
+    // Inside the window: a client attaches by the new segment's id, and a message is sent to it.
+    let mut racer = Attached::open(&home.socket(), &new_segment, 0, true).await;
+    racer.until("replay_done").await;
+    let sending = {
+        let args = [
+            "send",
+            "--json",
+            "--session",
+            new_segment.as_str(),
+            "racing",
+        ];
+        let home = &home;
+        async move { home.ctl_async(&args).await.json() }
+    };
+    let (sent, first_turn) = tokio::join!(sending, owner.until("turn_finished"));
+    assert_eq!(sent["answer"], "raced");
+    assert_eq!(answer_of(&first_turn).as_deref(), Some("a4"));
+
+    let raced_first = racer.until("turn_finished").await;
+    assert_eq!(
+        answer_of(&raced_first).as_deref(),
+        Some("a4"),
+        "the racing client is on the same live session: it sees the compressing turn end"
+    );
+    let raced_second = racer.until("turn_finished").await;
+    assert_eq!(answer_of(&raced_second).as_deref(), Some("raced"));
+    let first_end = raced_first.last().unwrap().seq;
+    let second_start = raced_second
+        .iter()
+        .find(|e| kind_name(e) == "turn_started")
+        .unwrap()
+        .seq;
+    assert!(
+        first_end < second_start,
+        "the second turn ran after the first"
+    );
+
+    let status = home.ctl_async(&["status", "--json"]).await.json();
+    assert_eq!(status["live_sessions"], 1, "one live session: {status}");
+    let stored = events::stored(&home.socket(), &first_id).await;
+    let seqs: Vec<u64> = stored.iter().map(|e| e.seq).collect();
+    assert!(
+        seqs.windows(2).all(|w| w[0] < w[1]),
+        "stored seqs are unique and increasing across the segments: {seqs:?}"
+    );
+}

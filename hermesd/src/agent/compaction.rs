@@ -138,6 +138,28 @@ impl Compactor<'_> {
             .memo(|c: &mut Cooldown| c.0 = Some(Instant::now() + FAILURE_COOLDOWN));
     }
 
+    /// A test hook: with `HERMESD_TEST_HANDOFF_PAUSE_MS` in the daemon's environment, the
+    /// hand-off to a new segment pauses there after the segment is stored (announced by a
+    /// `test_handoff` notice naming it), so tests can attach and send inside the window.
+    async fn handoff_test_pause(&self, new_segment: &str) {
+        let pause = self
+            .state
+            .config()
+            .env
+            .get("HERMESD_TEST_HANDOFF_PAUSE_MS")
+            .and_then(|ms| ms.parse::<u64>().ok());
+        if let Some(ms) = pause {
+            self.live.emit_transient(
+                self.turn_id,
+                Kind::Notice(pb::Notice {
+                    kind: "test_handoff".into(),
+                    text: new_segment.to_string(),
+                }),
+            );
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+    }
+
     /// Compress `messages` (the whole context of segment `segment`) and store the result as a
     /// new segment, unless there is nothing to gain (or automatic compression is off or cooling
     /// down after a failure).
@@ -207,6 +229,7 @@ impl Compactor<'_> {
             assemble_and_store_us = assembled_at.elapsed().as_micros() as u64,
             "compressed"
         );
+        self.handoff_test_pause(&row.id).await;
         // The live session is keyed by its conversation, which the new segment shares: a client
         // or a turn resolving the new id now finds this same live session.
         self.live.continue_in(&row.id);
