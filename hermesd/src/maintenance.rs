@@ -75,13 +75,11 @@ pub async fn prune(
     if dry_run || idle.is_empty() {
         return Ok(pruned);
     }
-    let segments = state
-        .store
-        .write(move |tx| store::delete_conversations(tx, &idle))
-        .await?;
+    let removed =
+        crate::agent::ending::delete_conversations(state, idle, "the session was pruned").await?;
     tracing::info!(
         conversations = pruned.conversations,
-        segments,
+        sessions = removed.len(),
         days,
         "old sessions pruned"
     );

@@ -22,6 +22,7 @@ impl Turn {
     fn context(&self, call: &ToolCall) -> ToolContext {
         ToolContext {
             session_id: self.session_id(),
+            scope: self.scope.clone(),
             call_id: call.id.clone(),
             cwd: self.cwd.clone(),
             cancel: self.cancel.clone(),

@@ -7,6 +7,7 @@ mod compaction;
 pub mod compress;
 mod compress_now;
 mod context_files;
+pub mod ending;
 mod history;
 mod identity;
 mod loop_guard;

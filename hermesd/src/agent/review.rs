@@ -153,14 +153,13 @@ async fn review(state: &Arc<DaemonState>, parent: &SessionRow, focus: Focus) -> 
         lineage: Lineage::Subagent,
     };
     let parent_id = parent.id.clone();
-    let (row, copied) = state
+    let (row, newest) = state
         .store
         .write(move |tx| {
             let row = store::insert_session(tx, &new)?;
             // The conversation as it stands now (a compression may have moved it on).
             let newest = store::resolve_conversation(tx, &parent_id)?;
-            let copied = store::copy_messages(tx, &newest.id, &row.id)?;
-            Ok((row, copied))
+            Ok((row, newest.id))
         })
         .await
         .map_err(|e| e.to_string())?;
@@ -171,13 +170,15 @@ async fn review(state: &Arc<DaemonState>, parent: &SessionRow, focus: Focus) -> 
         yolo: false,
         busy: None,
         toolsets: Vec::new(),
+        // The conversation is read, not copied: the review session holds only its own work.
+        context_from: Some(newest),
     };
     let review_id = row.id.clone();
     let outcome = spawn_turn(state, row, chain, input)
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())?;
-    let saved = saved_changes(state, &review_id, copied).await?;
+    let saved = saved_changes(state, &review_id).await?;
     tracing::info!(
         session = %parent.id, review = %review_id, calls = outcome.tool_calls,
         saved = saved.len(), "background review finished"
@@ -192,13 +193,8 @@ struct Saved {
     text: String,
 }
 
-/// The successful memory and skill writes of the review session (its own messages: the first
-/// `copied` are the conversation it was given).
-async fn saved_changes(
-    state: &Arc<DaemonState>,
-    review_id: &str,
-    copied: usize,
-) -> Result<Vec<Saved>, String> {
+/// The successful memory and skill writes of the review session (its messages are its own).
+async fn saved_changes(state: &Arc<DaemonState>, review_id: &str) -> Result<Vec<Saved>, String> {
     let id = review_id.to_string();
     let rows = state
         .store
@@ -207,7 +203,7 @@ async fn saved_changes(
         .map_err(|e| e.to_string())?;
     let mut calls = std::collections::HashMap::new();
     let mut saved = Vec::new();
-    for row in rows.into_iter().skip(copied) {
+    for row in rows {
         if let Some(text) = row.tool_calls.as_deref() {
             for call in parse_tool_calls(text) {
                 calls.insert(call.id.clone(), call);

@@ -22,6 +22,10 @@ use crate::{
     tools::{ToolSettings, ToolsetSelection},
 };
 
+/// A loaded conversation's `todo` list (goes with the live session).
+#[derive(Default)]
+struct SessionTodos(Arc<std::sync::Mutex<Vec<crate::tools::TodoItem>>>);
+
 /// Largest user message accepted, in bytes.
 pub const MAX_INPUT_BYTES: usize = 1_000_000;
 
@@ -56,6 +60,10 @@ pub struct TurnInput {
     pub busy: Option<BusyPolicy>,
     /// Toolsets for this turn instead of config `toolsets` (a cron job's); empty = config.
     pub toolsets: Vec<String>,
+    /// A segment whose messages come before the session's own in the model's context, read
+    /// when the turn starts and never copied (a background review reads the conversation it
+    /// reviews this way).
+    pub context_from: Option<String>,
 }
 
 /// What happens to input that arrives while a turn runs.
@@ -356,12 +364,7 @@ async fn run(
     });
     let tool_settings = Arc::new(ToolSettings {
         terminal_timeout: settings.terminal_timeout,
-        spill_dir: state
-            .home
-            .dir
-            .join("cache")
-            .join("tool-results")
-            .join(&session.id),
+        spill_dir: crate::tools::spill_dir(&state.home.dir, &session.id),
         background_review: reviewing,
         skills: session_skills,
     });
@@ -381,6 +384,12 @@ async fn run(
         compaction: CompactionSettings::from_config(&config.tree),
         context_length: tokio::sync::OnceCell::new(),
         writes: std::sync::Mutex::new(Vec::new()),
+        context_from: input.context_from.clone(),
+        scope: crate::tools::SessionScope {
+            conversation: live.conversation().to_string(),
+            todos: live.memo(|t: &mut SessionTodos| std::sync::Arc::clone(&t.0)),
+            processes: state.tool_services.processes.scoped(live.conversation()),
+        },
     };
     let outcome = turn.drive(&input.text, &input.source_client).await;
     if let Ok(done) = &outcome {

@@ -75,6 +75,10 @@ pub(super) struct Turn {
     /// Writes queued but not yet confirmed: the loop goes on while they are stored (in order,
     /// before their events are published) and the turn waits for all of them before it ends.
     pub writes: std::sync::Mutex<Vec<PendingWrite>>,
+    /// A segment whose messages precede the session's own (see `TurnInput::context_from`).
+    pub context_from: Option<String>,
+    /// What the conversation owns that tools use (its task list, its processes).
+    pub scope: crate::tools::SessionScope,
 }
 
 /// Why the loop stopped early.
@@ -160,10 +164,18 @@ impl Turn {
         .wait()
         .await?;
         let session = self.session_id();
+        let context = self.context_from.clone();
         let rows = self
             .state
             .store
-            .read(move |conn| store::list_messages(conn, &session, 0, 0))
+            .read(move |conn| {
+                let mut rows = match &context {
+                    Some(segment) => store::list_messages(conn, segment, 0, 0)?,
+                    None => Vec::new(),
+                };
+                rows.extend(store::list_messages(conn, &session, 0, 0)?);
+                Ok(rows)
+            })
             .await?;
         let mut messages: Vec<ChatMessage> =
             rows.into_iter().filter_map(history::to_chat).collect();

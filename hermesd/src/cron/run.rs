@@ -238,6 +238,7 @@ async fn attempt(
         yolo: false,
         busy: Some(BusyPolicy::Queue),
         toolsets: job.toolsets.clone(),
+        context_from: None,
     };
     let turn = agent::spawn_turn(state, session, chain, input);
     let live = state.hub.get(&conversation);

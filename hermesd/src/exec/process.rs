@@ -36,6 +36,9 @@ pub struct RegistryConfig {
     pub kill_grace: Duration,
 }
 
+/// Running background processes one conversation may have (`terminal.max_background`).
+pub const DEFAULT_MAX_BACKGROUND: usize = 16;
+
 impl Default for RegistryConfig {
     fn default() -> Self {
         Self {
@@ -86,6 +89,8 @@ pub(super) struct Shared {
     table: Mutex<Table>,
     completions: broadcast::Sender<CompletionEvent>,
     id_counter: AtomicU64,
+    /// `terminal.max_background`: running processes per owner.
+    max_per_owner: std::sync::atomic::AtomicUsize,
 }
 
 impl Shared {
@@ -96,10 +101,13 @@ impl Shared {
     }
 }
 
-/// Background processes of the daemon. Cheap to clone (shared state).
+/// Background processes of the daemon. Cheap to clone (shared state). A registry
+/// [`scoped`](ProcessRegistry::scoped) to a conversation sees only that conversation's
+/// processes: another session's are "not found" to it, whatever id it guesses.
 #[derive(Clone)]
 pub struct ProcessRegistry {
     pub(super) shared: Arc<Shared>,
+    owner: Option<Arc<str>>,
 }
 
 impl Default for ProcessRegistry {
@@ -122,8 +130,32 @@ impl ProcessRegistry {
                 table: Mutex::new(Table::default()),
                 completions,
                 id_counter: AtomicU64::new(0),
+                max_per_owner: std::sync::atomic::AtomicUsize::new(DEFAULT_MAX_BACKGROUND),
             }),
+            owner: None,
         }
+    }
+
+    /// The processes of conversation `owner`: what its turns may see and start.
+    pub fn scoped(&self, owner: &str) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+            owner: Some(Arc::from(owner)),
+        }
+    }
+
+    /// Set `terminal.max_background` (running processes per conversation; at least 1).
+    pub fn set_max_per_owner(&self, max: usize) {
+        self.shared
+            .max_per_owner
+            .store(max.max(1), Ordering::Relaxed);
+    }
+
+    /// Whether this registry may see `session` (an unscoped one sees all).
+    pub(super) fn sees(&self, session: &Session) -> bool {
+        self.owner
+            .as_deref()
+            .is_none_or(|owner| owner == &*session.owner)
     }
 
     /// Receives an event whenever a background process finishes.
@@ -148,6 +180,7 @@ impl ProcessRegistry {
             .running
             .get(session_id)
             .or_else(|| table.finished.get(session_id))
+            .filter(|s| self.sees(s))
             .cloned()
     }
 
@@ -164,6 +197,15 @@ impl ProcessRegistry {
         cwd: &Path,
         mut env: Vec<(OsString, OsString)>,
     ) -> io::Result<Spawned> {
+        let owner: Arc<str> = self.owner.clone().unwrap_or_else(|| Arc::from(""));
+        let max = self.shared.max_per_owner.load(Ordering::Relaxed);
+        let running = self.owned_running().len();
+        if running >= max {
+            return Err(io::Error::other(format!(
+                "this session already has {running} background processes running (the limit, \
+                 terminal.max_background, is {max}); kill one with process action=kill first"
+            )));
+        }
         let cwd = resolve_safe_cwd_async(cwd.to_path_buf()).await;
         env.retain(|(k, _)| k != "PYTHONUNBUFFERED");
         env.push(("PYTHONUNBUFFERED".into(), "1".into()));
@@ -175,6 +217,7 @@ impl ProcessRegistry {
             prune(&mut table, &self.shared.config);
             let session = Arc::new(Session {
                 id: self.new_id(&table),
+                owner,
                 command: command.to_owned(),
                 cwd,
                 pid,
@@ -305,9 +348,33 @@ impl ProcessRegistry {
         })
     }
 
-    /// Kills every running process (daemon shutdown); returns how many.
+    /// Ids of the running processes this registry sees.
+    fn owned_running(&self) -> Vec<String> {
+        self.shared
+            .table()
+            .running
+            .values()
+            .filter(|s| self.sees(s))
+            .map(|s| s.id.clone())
+            .collect()
+    }
+
+    /// Forget the finished processes this registry sees (its conversation is gone).
+    pub fn forget_finished(&self) {
+        let mut table = self.shared.table();
+        table.finished.retain(|_, s| !self.sees(s));
+        let Table {
+            running,
+            finished,
+            consumed,
+        } = &mut *table;
+        consumed.retain(|id| running.contains_key(id) || finished.contains_key(id));
+    }
+
+    /// Kills every running process this registry sees — all of them unscoped (daemon
+    /// shutdown), a conversation's when scoped (it was deleted); returns how many.
     pub async fn kill_all(&self) -> usize {
-        let ids: Vec<String> = self.shared.table().running.keys().cloned().collect();
+        let ids = self.owned_running();
         let mut kills = tokio::task::JoinSet::new();
         for id in ids {
             let registry = self.clone();

@@ -30,6 +30,8 @@ pub(super) struct SessionState {
 /// A tracked background process.
 pub(super) struct Session {
     pub(super) id: String,
+    /// The conversation that started it: only its turns see, write to or kill it.
+    pub(super) owner: Arc<str>,
     pub(super) command: String,
     pub(super) cwd: PathBuf,
     pub(super) pid: u32,

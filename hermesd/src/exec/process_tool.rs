@@ -76,6 +76,7 @@ impl ProcessRegistry {
                 .running
                 .values()
                 .chain(table.finished.values())
+                .filter(|s| self.sees(s))
                 .cloned()
                 .collect()
         };

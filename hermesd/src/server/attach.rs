@@ -290,6 +290,7 @@ async fn start_turn(
                 yolo: input.yolo,
                 busy: convert::busy_override(input.busy_policy),
                 toolsets: Vec::new(),
+                context_from: None,
             };
             // The turn runs on its own (or the input joins the running one); its events reach
             // every attached client.

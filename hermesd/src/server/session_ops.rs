@@ -170,6 +170,7 @@ pub async fn retry(state: &Arc<DaemonState>, id: String) -> Result<agent::TurnOu
         yolo: false,
         busy: Some(agent::BusyPolicy::Queue),
         toolsets: Vec::new(),
+        context_from: None,
     };
     agent::send(state, target, input)
         .await

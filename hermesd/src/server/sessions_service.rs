@@ -38,6 +38,9 @@ fn clean_title(title: &str) -> Result<Option<String>, Status> {
     Ok(Some(title.to_string()).filter(|t| !t.is_empty()))
 }
 
+/// Who interrupted a turn whose conversation was deleted.
+const DELETED: &str = "the session was deleted";
+
 impl SessionsService {
     /// A stored session as clients see it: with its live state and attached clients.
     fn view(&self, row: store::SessionRow) -> pb::Session {
@@ -175,16 +178,19 @@ impl pb::sessions_server::Sessions for SessionsService {
         request: Request<pb::DeleteSessionRequest>,
     ) -> Result<Response<pb::DeleteSessionResponse>, Status> {
         let id = required_id(&request.into_inner().id)?;
-        let log_id = id.clone();
-        let deleted = self
-            .state
+        let lookup = id.clone();
+        // Unknown ids are "not found", as before (deleting nothing is not a success).
+        self.state
             .store
-            .write(move |tx| store::delete_conversation(tx, &id))
+            .read(move |conn| store::resolve_conversation(conn, &lookup))
             .await
             .map_err(convert::status)?;
-        tracing::info!(session = %log_id, segments = deleted, "session deleted");
+        let deleted = agent::ending::delete_conversations(&self.state, vec![id.clone()], DELETED)
+            .await
+            .map_err(convert::status)?;
+        tracing::info!(session = %id, sessions = deleted.len(), "session deleted");
         Ok(Response::new(pb::DeleteSessionResponse {
-            deleted: deleted as u32,
+            deleted: deleted.len() as u32,
         }))
     }
 
@@ -259,6 +265,7 @@ impl pb::sessions_server::Sessions for SessionsService {
             yolo: req.yolo,
             busy: convert::busy_override(req.busy_policy),
             toolsets: Vec::new(),
+            context_from: None,
         };
         let outcome = agent::send(&self.state, target, input)
             .await

@@ -144,24 +144,3 @@ pub fn recent_exchange_messages(
     rows.reverse();
     Ok(rows)
 }
-
-/// Copy every message of `from` into `to` (a review or branch starts from the conversation as it
-/// stands); returns how many were copied.
-pub fn copy_messages(tx: &Transaction<'_>, from: &str, to: &str) -> Result<usize, StoreError> {
-    let copied = tx
-        .execute(
-            "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, tool_name,
-                                   reasoning, finish_reason, created_at)
-             SELECT ?2, role, content, tool_calls, tool_call_id, tool_name, reasoning,
-                    finish_reason, created_at
-             FROM messages WHERE session_id = ?1 ORDER BY id",
-            params![from, to],
-        )
-        .map_err(StoreError::sql("copy messages"))?;
-    tx.execute(
-        "UPDATE sessions SET message_count = message_count + ?2, updated_at = ?3 WHERE id = ?1",
-        params![to, copied as i64, now_ms()],
-    )
-    .map_err(StoreError::sql("count copied messages"))?;
-    Ok(copied)
-}

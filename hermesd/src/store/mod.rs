@@ -37,14 +37,14 @@ pub use cron::{
 pub use error::StoreError;
 pub use events::{StoredEvent, events_after, put_event, reserve_seqs, seq_before_last_messages};
 pub use messages::{
-    MessageRow, NewMessage, append_message, copy_messages, list_messages, recent_exchange_messages,
+    MessageRow, NewMessage, append_message, list_messages, recent_exchange_messages,
 };
 pub use retention::{delete_conversations, fts_merge_step, stale_conversations, vacuum_step};
 pub use rewind::{Undone, undo_last_exchange};
 pub use sessions::{
     Lineage, ListFilter, NewSession, SessionRow, delete_conversation, end_session, get_session,
-    insert_session, list_sessions, resolve_conversation, resolve_reference, set_busy_policy,
-    set_system_prompt, set_title, system_prompt,
+    insert_session, list_sessions, owned_sessions, resolve_conversation, resolve_reference,
+    set_busy_policy, set_system_prompt, set_title, system_prompt,
 };
 pub use skill_records::{
     SkillRecord, delete_skill_record, put_skill_record, skill_record, skill_records,

@@ -21,13 +21,17 @@ pub fn stale_conversations(conn: &Connection, cutoff_ms: i64) -> Result<Vec<Stri
         .map_err(StoreError::sql("find stale sessions"))
 }
 
-/// Delete these conversations (every segment, message and event); returns the segments removed.
-/// An id deleted already (as part of an earlier one's chain) is skipped.
-pub fn delete_conversations(tx: &Transaction<'_>, heads: &[String]) -> Result<usize, StoreError> {
-    let mut removed = 0;
+/// Delete these conversations (every segment, message and event, and the reviews and subagents
+/// they own); returns the ids of the sessions removed. An id deleted already (as part of an
+/// earlier one's chain) is skipped.
+pub fn delete_conversations(
+    tx: &Transaction<'_>,
+    heads: &[String],
+) -> Result<Vec<String>, StoreError> {
+    let mut removed = Vec::new();
     for head in heads {
         match delete_conversation(tx, head) {
-            Ok(n) => removed += n,
+            Ok(ids) => removed.extend(ids),
             Err(StoreError::SessionNotFound(_)) => {}
             Err(e) => return Err(e),
         }

@@ -230,18 +230,42 @@ pub fn list_sessions(
         .map_err(StoreError::sql("list sessions"))
 }
 
-/// Delete every segment of the conversation `id` belongs to (messages and events go with them).
-/// Returns the number of segments removed.
-pub fn delete_conversation(tx: &Transaction<'_>, id: &str) -> Result<usize, StoreError> {
-    let ids = super::chain::conversation_segments(tx, id)?;
+/// Delete the conversation `id` belongs to: every segment, and the reviews and subagents
+/// started from it ([`owned_sessions`]); messages and events go with them. Returns the ids of
+/// the sessions removed (their files go too: see `session_files`).
+pub fn delete_conversation(tx: &Transaction<'_>, id: &str) -> Result<Vec<String>, StoreError> {
+    let ids = owned_sessions(tx, id)?;
+    for session in ids.iter().rev() {
+        tx.execute("DELETE FROM sessions WHERE id = ?1", [session])
+            .map_err(StoreError::sql("delete session"))?;
+    }
+    Ok(ids)
+}
+
+/// Every session that goes when the conversation `id` belongs to is deleted: its segments, and
+/// the background reviews and subagents started from them (with their own segments), oldest
+/// first. Branches are conversations of their own and stay. Not found when `id` is unknown.
+pub fn owned_sessions(conn: &Connection, id: &str) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached(
+            "WITH RECURSIVE owned(id, depth) AS (
+                 SELECT coalesce(conversation_id, id), 0 FROM sessions WHERE id = ?1
+                 UNION
+                 SELECT s.id, o.depth + 1 FROM sessions s JOIN owned o ON s.parent_session_id = o.id
+                  WHERE s.lineage IN ('compression', 'subagent')
+             )
+             SELECT id FROM owned ORDER BY depth",
+        )
+        .map_err(StoreError::sql("find a conversation's sessions"))?;
+    let ids: Vec<String> = stmt
+        .query_map([id], |row| row.get(0))
+        .map_err(StoreError::sql("find a conversation's sessions"))?
+        .collect::<Result<_, _>>()
+        .map_err(StoreError::sql("find a conversation's sessions"))?;
     if ids.is_empty() {
         return Err(StoreError::SessionNotFound(id.to_string()));
     }
-    for segment in &ids {
-        tx.execute("DELETE FROM sessions WHERE id = ?1", [segment])
-            .map_err(StoreError::sql("delete session"))?;
-    }
-    Ok(ids.len())
+    Ok(ids)
 }
 
 /// The stored system prompt of a session, if one was built.

@@ -183,7 +183,11 @@ async fn compression_chain_is_one_conversation() {
         .write(move |tx| delete_conversation(tx, &first))
         .await
         .unwrap();
-    assert_eq!(deleted, 2, "both segments of the chain, not the branch");
+    assert_eq!(
+        deleted.len(),
+        2,
+        "both segments of the chain, not the branch"
+    );
     let left = store
         .read(move |c| {
             list_sessions(
@@ -329,7 +333,7 @@ async fn stale_conversations_are_found_by_their_newest_segment() {
         .write(move |tx| delete_conversations(tx, &stale))
         .await
         .unwrap();
-    assert_eq!(removed, 2, "both segments of the old chain");
+    assert_eq!(removed.len(), 2, "both segments of the old chain");
     let left = store
         .read(|c| stale_conversations(c, i64::MAX))
         .await

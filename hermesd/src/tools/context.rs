@@ -1,7 +1,7 @@
 //! What a tool call runs with: the session, its working directory, cancellation, the turn it
 //! belongs to (output, approvals, questions) and the daemon services tools share.
 
-use std::{collections::HashMap, path::PathBuf, sync::Arc, time::Duration};
+use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
@@ -90,14 +90,32 @@ pub struct TodoItem {
     pub status: String,
 }
 
+/// What a tool call's conversation owns: its `todo` list (kept while the conversation is
+/// loaded, as Hermes keeps it per agent, and dropped with it) and its view of the background
+/// processes (only its own).
+#[derive(Clone)]
+pub struct SessionScope {
+    /// The conversation's key (its first segment's id).
+    pub conversation: String,
+    pub todos: Arc<std::sync::Mutex<Vec<TodoItem>>>,
+    pub processes: ProcessRegistry,
+}
+
+impl std::fmt::Debug for SessionScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionScope")
+            .field("conversation", &self.conversation)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Daemon-wide services shared by every tool call.
 pub struct ToolServices {
     pub store: Store,
     /// `HERMES_HOME`: its config and keys are off limits to the file tools.
     pub hermes_home: PathBuf,
-    /// Per-session task lists of the `todo` tool (kept while the daemon runs, as in Hermes).
-    pub todos: std::sync::Mutex<HashMap<String, Vec<TodoItem>>>,
-    /// Background processes started by `terminal`.
+    /// Background processes started by `terminal`, every conversation's: tools reach them
+    /// only through their [`SessionScope`].
     pub processes: ProcessRegistry,
     /// The user's login environment, captured once per start and on reload.
     login_env: tokio::sync::RwLock<Option<Arc<LoginEnv>>>,
@@ -121,7 +139,6 @@ impl ToolServices {
         Self {
             store,
             hermes_home,
-            todos: std::sync::Mutex::new(HashMap::new()),
             processes: ProcessRegistry::default(),
             login_env: tokio::sync::RwLock::new(None),
             memory_settings: std::sync::RwLock::new(MemorySettings::default()),
@@ -181,6 +198,8 @@ impl ToolServices {
 #[derive(Clone)]
 pub struct ToolContext {
     pub session_id: String,
+    /// What the call's conversation owns (task list, background processes).
+    pub scope: SessionScope,
     pub call_id: String,
     /// The session's working directory; relative paths resolve against it.
     pub cwd: PathBuf,

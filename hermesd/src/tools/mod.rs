@@ -23,11 +23,12 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 pub use context::{
-    ApprovalDecision, ApprovalRequest, SessionSkills, ToolContext, ToolServices, ToolSettings,
-    TurnPort,
+    ApprovalDecision, ApprovalRequest, SessionScope, SessionSkills, TodoItem, ToolContext,
+    ToolServices, ToolSettings, TurnPort,
 };
 pub use parallel::{Concurrency, MAX_PARALLEL, plan_batch};
 pub use registry::{Registry, ToolOutcome, Toolbox, ToolsetSelection};
+pub use spill::{spill_dir, spill_root};
 
 /// Why a tool call failed; the text goes back to the model as `{"error": …}`.
 #[derive(Debug, thiserror::Error)]

@@ -6,6 +6,30 @@ use std::{io::Write, os::unix::fs::OpenOptionsExt, path::Path};
 /// Characters of the result kept inline as a preview.
 const PREVIEW_CHARS: usize = 2_000;
 
+/// Where the spilled results of session `session_id` go: one directory per session, removed
+/// with the session and aged out by maintenance. An id that is not a plain file name (an
+/// imported one could hold `../`) is named by its digest instead, so it stays inside.
+pub fn spill_dir(hermes_home: &Path, session_id: &str) -> std::path::PathBuf {
+    let plain = !session_id.is_empty()
+        && session_id != "."
+        && session_id != ".."
+        && !session_id.contains(['/', '\0']);
+    let name = if plain {
+        session_id.to_string()
+    } else {
+        use sha2::Digest;
+        let digest = sha2::Sha256::digest(session_id.as_bytes());
+        let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+        format!("_{hex}")
+    };
+    spill_root(hermes_home).join(name)
+}
+
+/// The directory holding every session's spilled results.
+pub fn spill_root(hermes_home: &Path) -> std::path::PathBuf {
+    hermes_home.join("cache").join("tool-results")
+}
+
 /// `content` when it fits in `max_chars`, else a preview naming the file that holds it all.
 pub fn spill_if_large(content: String, max_chars: usize, dir: &Path, call_id: &str) -> String {
     if content.len() <= max_chars || content.chars().count() <= max_chars {

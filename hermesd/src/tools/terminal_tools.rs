@@ -73,7 +73,7 @@ impl Tool for TerminalTool {
         let env = exec::child_env(&login, &[]);
         if args.background {
             let spawned = ctx
-                .services
+                .scope
                 .processes
                 .spawn(&args.command, &cwd, env)
                 .await
@@ -119,7 +119,7 @@ impl Tool for ProcessTool {
     }
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         Ok(ctx
-            .services
+            .scope
             .processes
             .handle_tool_call(&args, &ctx.cancel)
             .await)

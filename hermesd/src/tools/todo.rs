@@ -62,16 +62,15 @@ impl Tool for TodoTool {
             }
         };
         let merge = args.get("merge").and_then(Value::as_bool).unwrap_or(false);
-        let mut lists = ctx
-            .services
+        let mut list = ctx
+            .scope
             .todos
             .lock()
             .map_err(|_| ToolError::Failed("the todo store is unavailable".into()))?;
-        let list = lists.entry(ctx.session_id.clone()).or_default();
         if let Some(todos) = todos {
-            write(list, &todos, merge);
+            write(&mut list, &todos, merge);
         }
-        Ok(render(list))
+        Ok(render(&list))
     }
 }
 
