@@ -196,3 +196,73 @@ async fn an_attach_and_a_send_inside_a_compression_hand_off_join_the_one_live_co
         "stored seqs are unique and increasing across the segments: {seqs:?}"
     );
 }
+
+/// A long answer (10,000 deltas of 256 bytes) and a command printing 64 MiB as it runs, with
+/// or without a client that attached and then stopped reading; returns how much the daemon's
+/// RSS grew, and whether that client (when it finally read) was told it lagged.
+async fn growth_with(stuck_client: bool) -> (f64, bool) {
+    let piece = format!("{} ", "y".repeat(255));
+    let chunks: Vec<&str> = (0..10_000).map(|_| piece.as_str()).collect();
+    let server = FakeLlm::start(vec![
+        Reply::text_chunks(&chunks),
+        Reply::tool_call(
+            "terminal",
+            r#"{"command": "head -c 67108864 /dev/zero | tr '\\0' x"}"#,
+        ),
+        Reply::text("printed"),
+    ])
+    .await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, "");
+    home.ctl_async(&["status"]).await.ok();
+    let session = events::create_session(&home.socket(), home.path()).await;
+    // Warm up: one attach and detach, so the baseline holds the connection machinery.
+    drop(events::stored(&home.socket(), &session.id).await);
+    let before = home.daemon_rss_mib();
+    let mut stuck = None;
+    if stuck_client {
+        let mut client = Attached::open(&home.socket(), &session.id, 0, true).await;
+        client.until("replay_done").await;
+        stuck = Some(client);
+    }
+    let sent = home
+        .ctl_async(&["send", "--json", "--session", &session.id, "talk a lot"])
+        .await
+        .json();
+    assert_eq!(sent["answer"], piece.repeat(10_000));
+    home.ctl_async(&["send", "--json", "--session", &session.id, "print a lot"])
+        .await
+        .json();
+    let grown = home.daemon_rss_mib() - before;
+    println!("stuck client: {stuck_client}, daemon RSS grew {grown:.1} MiB");
+    let mut lagged = false;
+    if let Some(mut client) = stuck {
+        // Every event it was given, then the notice; a client never cut off reads all 10,000+
+        // events and then waits, which ends the loop at the timeout.
+        let read = std::time::Duration::from_secs(5);
+        while let Ok(Ok(Some(event))) = tokio::time::timeout(read, client.events.message()).await {
+            if kind_name(&event) == "lagged" {
+                lagged = true;
+                break;
+            }
+        }
+    }
+    (grown, lagged)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_stops_reading_costs_a_bounded_amount_and_is_told_it_lagged() {
+    let (free, _) = growth_with(false).await;
+    let (stuck, lagged) = growth_with(true).await;
+    println!("daemon RSS growth: {free:.1} MiB with no client, {stuck:.1} MiB with a stuck one");
+    assert!(
+        stuck - free < 16.0,
+        "a stuck client cost {:.1} MiB ({stuck:.1} against {free:.1})",
+        stuck - free
+    );
+    assert!(
+        lagged,
+        "the stuck client is told it lagged when it reads again"
+    );
+}
