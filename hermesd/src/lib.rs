@@ -49,6 +49,7 @@ pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), Serv
     tokio::spawn(maintenance::merge_indexes(Arc::clone(&state)));
     state.cron.attach(&state);
     tokio::spawn(cron::scheduler::run(Arc::clone(&state)));
+    tokio::spawn(cron::retention::sweep(Arc::clone(&state)));
     let served = serving.await;
     let killed = state.tool_services.processes.kill_all().await;
     if killed > 0 {

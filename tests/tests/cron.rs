@@ -455,3 +455,67 @@ async fn a_client_that_stops_waiting_does_not_stop_the_run() {
     let output = std::fs::read_to_string(run["output_path"].as_str().unwrap()).unwrap();
     assert!(output.contains("Slow but finished."), "{output}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_jobs_history_keeps_its_newest_runs_and_removing_it_removes_the_rest() {
+    let server = FakeLlm::start((1..=4).map(|n| Reply::text(&format!("run {n}"))).collect()).await;
+    let home = CronHome::new(&server, "cron:\n  keep_runs: 2\n");
+    let job = hourly(&home, "Report", &["--name", "report"]);
+    let id = job["id"].as_str().unwrap();
+    let mut runs = Vec::new();
+    for _ in 0..4 {
+        let (code, run) = run_and_wait(&home, &job).await;
+        assert_eq!(code, Some(0), "{run}");
+        runs.push(run);
+    }
+    let kept = home.ctl_async(&["--json", "cron", "runs", id]).await.json();
+    let kept_ids: Vec<&str> = kept
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    let newest: Vec<&str> = runs[2..]
+        .iter()
+        .rev()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(kept_ids, newest, "the two newest runs are kept");
+    for old in &runs[..2] {
+        // Runs in the same second take `-2`, `-3` names, and a freed name can be taken again:
+        // what must be gone is the old run's report, wherever it was.
+        let path = old["output_path"].as_str().unwrap();
+        let run_id = old["id"].as_str().unwrap();
+        let reports: Vec<String> = std::fs::read_dir(home.path().join("cron/output").join(id))
+            .unwrap()
+            .map(|f| std::fs::read_to_string(f.unwrap().path()).unwrap())
+            .collect();
+        assert_eq!(reports.len(), 2, "two reports are left");
+        assert!(
+            reports.iter().all(|r| !r.contains(run_id)),
+            "{path} (run {run_id}) removed"
+        );
+        let session = old["session_id"].as_str().unwrap();
+        let shown = home
+            .ctl_async(&["--json", "sessions", "show", session])
+            .await;
+        assert_ne!(
+            shown.code(),
+            Some(0),
+            "the old run's session {session} is gone"
+        );
+    }
+    for new in &runs[2..] {
+        assert!(std::path::Path::new(new["output_path"].as_str().unwrap()).exists());
+    }
+    home.ctl_async(&["cron", "rm", id]).await.ok();
+    let output_dir = home.path().join("cron/output").join(id);
+    assert!(!output_dir.exists(), "the job's outputs go with it");
+    for new in &runs[2..] {
+        let session = new["session_id"].as_str().unwrap();
+        let shown = home
+            .ctl_async(&["--json", "sessions", "show", session])
+            .await;
+        assert_ne!(shown.code(), Some(0), "{session} is gone with its job");
+    }
+}

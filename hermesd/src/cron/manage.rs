@@ -131,8 +131,12 @@ pub async fn resume(state: &DaemonState, id: &str) -> Result<CronJobRow, CronErr
 }
 
 /// Remove a job and its run records (a run in progress finishes; its output file stays).
-pub async fn remove(state: &DaemonState, id: &str) -> Result<CronJobRow, CronError> {
-    let id = id.trim().to_string();
+pub async fn remove(state: &Arc<DaemonState>, id: &str) -> Result<CronJobRow, CronError> {
+    let job = get(&state.store, id).await?;
+    // Its finished runs go first, with their sessions and output files; a running run keeps
+    // its row until the job row's removal cascades.
+    super::retention::prune(state, super::retention::Scope::Everything(&job.id)).await?;
+    let id = job.id;
     let removed = state
         .store
         .write(move |tx| {

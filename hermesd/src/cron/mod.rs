@@ -13,6 +13,7 @@ pub mod output;
 pub mod plan;
 pub mod prompt;
 pub mod python_jobs;
+pub mod retention;
 pub mod run;
 pub mod schedule;
 pub mod scheduler;

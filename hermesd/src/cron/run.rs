@@ -60,6 +60,12 @@ pub async fn execute(state: Arc<DaemonState>, batch: Batch) -> Vec<CronRunRow> {
         closed.push(execute_one(&state, &batch.job, run, batch.counts, last).await);
     }
     state.cron.changed();
+    // The job's history stays within cron.keep_runs / cron.keep_days.
+    if let Err(e) =
+        super::retention::prune(&state, super::retention::Scope::Job(&batch.job.id)).await
+    {
+        tracing::warn!(job = %batch.job.id, error = %e, "cannot prune old cron runs");
+    }
     closed
 }
 

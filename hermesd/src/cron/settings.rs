@@ -27,6 +27,12 @@ pub struct CronSettings {
     /// `approvals.cron_mode: approve` lets unattended runs execute dangerous commands; the
     /// default (`deny`) refuses them.
     pub approve_dangerous: bool,
+    /// `cron.keep_runs`: the newest runs kept per job, with their sessions and output files
+    /// (default 50; 0 keeps every run until it is older than `keep_days`).
+    pub keep_runs: usize,
+    /// `cron.keep_days`: runs that ended longer ago than this go, whatever their number
+    /// (default 30; 0 keeps them for ever).
+    pub keep_days: u32,
 }
 
 impl Default for CronSettings {
@@ -38,6 +44,8 @@ impl Default for CronSettings {
             catch_up_window: Duration::from_secs(86_400),
             catch_up_limit: 10,
             approve_dangerous: false,
+            keep_runs: 50,
+            keep_days: 30,
         }
     }
 }
@@ -105,6 +113,10 @@ impl CronSettings {
             catch_up_limit: number(get(tree, "cron.catch_up_limit"))
                 .map_or(defaults.catch_up_limit, |n| (n as usize).clamp(1, 1_000)),
             approve_dangerous,
+            keep_runs: number(get(tree, "cron.keep_runs"))
+                .map_or(defaults.keep_runs, |n| (n as usize).min(1_000_000)),
+            keep_days: number(get(tree, "cron.keep_days"))
+                .map_or(defaults.keep_days, |n| (n as u32).min(36_500)),
         };
         (settings, notices)
     }

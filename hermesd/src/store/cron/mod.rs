@@ -429,5 +429,50 @@ pub const CRON_MIGRATION: &str = r#"
     CREATE INDEX cron_runs_running ON cron_runs (status) WHERE status = 'running';
 "#;
 
+/// A run pruned by [`prune_cron_runs`]: what it left outside its row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrunedRun {
+    pub output_path: Option<String>,
+    pub session_id: Option<String>,
+}
+
+/// Delete the finished runs of `job_id` (every job when `None`) beyond the newest `keep` of
+/// each job (0: no count bound) or that ended before `ended_before_ms` (0: no age bound).
+/// Running runs are never touched. Returns what the deleted runs left: output files, sessions.
+pub fn prune_cron_runs(
+    tx: &Transaction<'_>,
+    job_id: Option<&str>,
+    keep: usize,
+    ended_before_ms: i64,
+) -> Result<Vec<PrunedRun>, StoreError> {
+    let keep = if keep == 0 {
+        -1
+    } else {
+        keep.min(i64::MAX as usize) as i64
+    };
+    let mut stmt = tx
+        .prepare_cached(
+            "DELETE FROM cron_runs AS r
+              WHERE r.status != 'running' AND (?1 IS NULL OR r.job_id = ?1)
+                AND ((?3 > 0 AND coalesce(r.ended_at, r.started_at, r.slot) < ?3)
+                     OR (?2 >= 0 AND r.id NOT IN (
+                         SELECT k.id FROM cron_runs k WHERE k.job_id = r.job_id
+                          ORDER BY k.slot DESC, k.id DESC LIMIT ?2)))
+             RETURNING output_path, session_id",
+        )
+        .map_err(StoreError::sql("prune cron runs"))?;
+    let pruned = stmt
+        .query_map(params![job_id, keep, ended_before_ms], |row| {
+            Ok(PrunedRun {
+                output_path: row.get(0)?,
+                session_id: row.get(1)?,
+            })
+        })
+        .map_err(StoreError::sql("prune cron runs"))?
+        .collect::<Result<_, _>>()
+        .map_err(StoreError::sql("prune cron runs"))?;
+    Ok(pruned)
+}
+
 #[cfg(test)]
 mod tests;
