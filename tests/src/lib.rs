@@ -34,6 +34,19 @@ pub fn binary(name: &str) -> PathBuf {
     path
 }
 
+/// The Python interpreter the foreign-client tests run (`tests/py/*.py`): `HERMESD_TEST_PYTHON`
+/// when set (`scripts/test` points it at its venv, which has the pinned `tests/requirements.txt`),
+/// else `python3` from `PATH`. A test that needs it fails, never skips, when it is missing.
+pub fn python() -> std::process::Command {
+    let program = std::env::var_os("HERMESD_TEST_PYTHON").unwrap_or_else(|| "python3".into());
+    std::process::Command::new(program)
+}
+
+/// What a test says when [`python`] cannot run its script: the fix is `scripts/test`.
+pub const PYTHON_HINT: &str = "the foreign-client tests need Python with grpcio, grpcio-reflection \
+     and grpcio-health-checking (tests/requirements.txt): run them with `scripts/test`, which \
+     provisions a venv, or set HERMESD_TEST_PYTHON to such an interpreter";
+
 /// An ISO-8601 UTC time (`2026-12-01T09:00:00Z`) `seconds` from now, as cron schedules take it.
 pub fn iso_in(seconds: i64) -> String {
     (chrono::Utc::now() + chrono::TimeDelta::seconds(seconds))

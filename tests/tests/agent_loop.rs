@@ -102,7 +102,9 @@ async fn twenty_sequential_tool_calls() {
     .await;
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
-    home.use_fake_model(&server, "");
+    // Requests are counted: 20 tool iterations would also start the background skill review
+    // (skills.creation_nudge_interval, 10 by default), whose request may land before the count.
+    home.use_fake_model(&server, "skills:\n  creation_nudge_interval: 0\n");
     let out = home.ctl_async(&["send", "--json", "go"]).await.json();
     assert_eq!(out["answer"], "done");
     assert_eq!(out["iterations"], 21);

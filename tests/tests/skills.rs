@@ -23,8 +23,13 @@ fn tool_result(request: &RecordedRequest, index: usize) -> Value {
     serde_json::from_str(&request.tool_results()[index]).unwrap()
 }
 
+/// A skill of `skills list --json`'s document by name.
 fn skill<'a>(list: &'a Value, name: &str) -> Option<&'a Value> {
-    list.as_array().unwrap().iter().find(|s| s["name"] == name)
+    list["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
 }
 
 const GOOD_QUOTED: &str = "---\nname: deploy-docs\ndescription: \"Build and publish the docs site: mkdocs, rsync, cache purge.\"\nversion: 2.1.0\nplatforms: [linux, macos]\nmetadata:\n  hermes:\n    tags: [docs, deploy]\n    related_skills: [git-pr-workflow]\nauthor: someone\n---\n# Deploy docs\n\n1. `mkdocs build --strict`\n";
@@ -71,15 +76,20 @@ async fn real_world_skills_load_bad_ones_are_reported_and_bundled_ones_arrive() 
     for broken in ["broken-one", "broken-two", "broken-three"] {
         assert!(skill(&list, broken).is_none(), "{broken} is skipped");
     }
-    let stderr = out.stderr();
-    assert_eq!(stderr.matches("skipped ").count(), 3, "{stderr}");
-    assert!(stderr.contains("broken-two"), "{stderr}");
+    let problems = list["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 3, "{problems:?}");
+    assert!(
+        problems
+            .iter()
+            .any(|p| p["path"].as_str().unwrap().contains("broken-two")),
+        "{problems:?}"
+    );
 
     // The bundled set is synced on start, scanned, and trusted.
     let bundled = skill(&list, "git-pr-workflow").expect("bundled skills are installed");
     assert_eq!(bundled["origin"], "bundled");
     assert_eq!(bundled["trust"], "trusted", "{bundled}");
-    for s in list.as_array().unwrap() {
+    for s in list["skills"].as_array().unwrap() {
         if s["origin"] == "bundled" {
             assert_eq!(
                 s["trust"], "trusted",
@@ -88,6 +98,50 @@ async fn real_world_skills_load_bad_ones_are_reported_and_bundled_ones_arrive() 
         }
     }
     assert!(home.path().join("skills/.hermesd_bundled").is_file());
+}
+
+/// `--json` is exactly one document on stdout, the skills that did not load inside it; the text
+/// listing names them on stderr, never among the table's lines.
+#[tokio::test(flavor = "multi_thread")]
+async fn skills_list_json_is_one_document_holding_the_problems() {
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.write("skills/devops/deploy-docs/SKILL.md", GOOD_QUOTED);
+    home.write("skills/ops/broken-two/SKILL.md", BAD_YAML);
+
+    let out = home.ctl_async(&["skills", "list", "--json"]).await;
+    // The whole of stdout parses as one JSON value (trailing lines would fail here).
+    let doc: Value = serde_json::from_str(&out.ok()).expect("stdout is one JSON document");
+    assert!(skill(&doc, "deploy-docs").is_some(), "{doc}");
+    assert!(skill(&doc, "broken-two").is_none(), "{doc}");
+    let problems = doc["problems"].as_array().expect("a problems array");
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("ops/broken-two/SKILL.md"),
+        "{problems:?}"
+    );
+    assert!(
+        problems[0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("frontmatter is not valid YAML"),
+        "{problems:?}"
+    );
+    assert!(!out.stderr().contains("skipped"), "{}", out.stderr());
+
+    let text = home.ctl_async(&["skills", "list"]).await;
+    let stdout = text.ok();
+    assert!(stdout.contains("deploy-docs"), "{stdout}");
+    assert!(!stdout.contains("broken-two"), "{stdout}");
+    let stderr = text.stderr();
+    assert!(
+        stderr.contains("skipped ") && stderr.contains("broken-two/SKILL.md"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("not valid YAML"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,4 +1,5 @@
-//! Tools beyond the terminal through the real daemon: `patch` in both modes and `clarify`.
+//! Tools beyond the terminal through the real daemon: `patch` in both modes, `clarify`, toolsets,
+//! `session_search`, and what the file tools refuse.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
 
 use hermes_proto::pb::{self, client_frame, session_event::Kind};
@@ -238,4 +239,55 @@ async fn file_tools_refuse_the_daemon_config_and_system_paths() {
         !denied.contains("sk-"),
         "the key itself never reaches the model"
     );
+}
+
+/// `read_file` on an image says what is true: it is an image and read_file returns text only; it
+/// points to a tool only when the session has it (no `vision_analyze` here yet).
+#[tokio::test(flavor = "multi_thread")]
+async fn read_file_on_an_image_names_only_tools_the_session_has() {
+    let work = tempfile::tempdir().unwrap();
+    let image = work.path().join("photo.png");
+    std::fs::write(&image, b"\x89PNG\r\n\x1a\n").unwrap();
+    let read = serde_json::json!({"path": image}).to_string();
+    let server = FakeLlm::start(vec![
+        Reply::tool_call("read_file", &read),
+        Reply::text("an image"),
+        Reply::tool_call("read_file", &read),
+        Reply::text("an image"),
+    ])
+    .await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, "");
+    let cwd = work.path().to_str().unwrap();
+    home.ctl_async(&["send", "--cwd", cwd, "look"]).await.ok();
+    let requests = server.requests();
+    assert!(
+        !requests[0]
+            .tool_names()
+            .contains(&"vision_analyze".to_string())
+    );
+    let error = tool_results(&requests[1])[0]["error"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        error.contains("it is an image, and read_file returns text only"),
+        "{error}"
+    );
+    assert!(!error.contains("vision_analyze"), "{error}");
+    assert!(error.contains("Use terminal"), "{error}");
+
+    // Without the terminal toolset there is nothing to suggest.
+    home.use_fake_model(&server, "agent:\n  disabled_toolsets: [terminal]\n");
+    home.ctl_async(&["daemon", "restart"]).await.ok();
+    home.ctl_async(&["send", "--cwd", cwd, "look"]).await.ok();
+    let requests = server.requests();
+    assert!(!requests[2].tool_names().contains(&"terminal".to_string()));
+    let error = tool_results(&requests[3])[0]["error"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(error.contains("it is an image"), "{error}");
+    assert!(!error.contains("Use "), "{error}");
 }

@@ -17,13 +17,14 @@ pub async fn run(ctx: &Context, command: SkillsCommand) -> Result<(), CliError> 
                 .await?
                 .into_inner();
             if ctx.json {
-                output::json(&Value::Array(reply.skills.iter().map(skill_json).collect()));
+                // One document: the skills, and the SKILL.md files that did not load.
+                output::json(&list_json(&reply));
             } else {
                 print_table(&reply.skills);
-            }
-            // Skills that did not load go to stderr, so `--json` output stays one document.
-            for problem in &reply.problems {
-                eprintln!("skipped {}: {}", problem.path, problem.reason);
+                // Skills that did not load are diagnostics: stderr, so stdout stays the table.
+                for problem in &reply.problems {
+                    eprintln!("skipped {}: {}", problem.path, problem.reason);
+                }
             }
         }
         SkillsCommand::View { name, file } => {
@@ -108,6 +109,18 @@ fn trust_word(trust: i32) -> &'static str {
     } else {
         "trusted"
     }
+}
+
+/// `skills list --json`: `{"skills": [...], "problems": [{"path", "reason"}]}`.
+fn list_json(reply: &pb::ListSkillsResponse) -> Value {
+    json!({
+        "skills": reply.skills.iter().map(skill_json).collect::<Vec<_>>(),
+        "problems": reply
+            .problems
+            .iter()
+            .map(|p| json!({"path": p.path, "reason": p.reason}))
+            .collect::<Vec<_>>(),
+    })
 }
 
 fn skill_json(s: &pb::Skill) -> Value {

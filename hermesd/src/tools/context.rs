@@ -211,6 +211,11 @@ pub struct ToolContext {
 }
 
 impl ToolContext {
+    /// Whether the session's toolbox has the tool `name` (so a result may point the model to it).
+    pub fn has_tool(&self, name: &str) -> bool {
+        self.settings.skills.tools.contains(name)
+    }
+
     /// A path argument resolved against the session's cwd, with `~` expanded.
     pub fn resolve_path(&self, path: &str) -> PathBuf {
         let expanded = match path.strip_prefix("~") {

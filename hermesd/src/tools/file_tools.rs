@@ -56,7 +56,11 @@ impl Tool for ReadFileTool {
         }
         let offset = usize_arg(&args, "offset", 1).max(1);
         let limit = usize_arg(&args, "limit", files::read::DEFAULT_READ_LIMIT);
-        blocking(move || files::read_file(&path, offset, limit)).await
+        let hints = files::ReadHints {
+            vision_analyze: ctx.has_tool("vision_analyze"),
+            terminal: ctx.has_tool("terminal"),
+        };
+        blocking(move || files::read_file_with(&path, offset, limit, hints)).await
     }
 }
 

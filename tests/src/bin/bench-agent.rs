@@ -64,15 +64,12 @@ async fn main() {
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
     let work = tempfile::tempdir().unwrap();
-    home.write(
-        "config.yaml",
-        &format!(
-            "model:\n  provider: custom\n  default: fake-model\n  base_url: {}\n  api_key: k\n\
-             logging:\n  level: debug\n\
-             # The scripted replies are counted: no background reviews.\n\
-             memory:\n  nudge_interval: 0\nskills:\n  creation_nudge_interval: 0\n",
-            server.openai_base()
-        ),
+    // The scripted replies are counted and every request is timed: no auxiliary requests (titles,
+    // compression: QUIET_AUXILIARY, which use_fake_model adds) and no background reviews.
+    home.use_fake_model(
+        &server,
+        "logging:\n  level: debug\n\
+         memory:\n  nudge_interval: 0\nskills:\n  creation_nudge_interval: 0\n",
     );
     home.ctl_async(&["status"]).await.ok();
     let channel = hermes_proto::client::connect(&home.socket()).await.unwrap();

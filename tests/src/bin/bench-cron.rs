@@ -3,7 +3,8 @@
 //! before and after 10,000 scheduled jobs, and the scheduling drift (lease time minus slot) of
 //! one-shots due at the same second with those 10,000 jobs in the database.
 //!
-//! `cargo build --release --workspace --bins && target/release/bench-cron`
+//! `cargo build --release --workspace --bins && target/release/bench-cron [RUNS]` (RUNS: samples
+//! of each whole-process timing, default 20; the drift takes min(RUNS, 3) rounds).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
@@ -21,6 +22,7 @@ const SAMPLES: usize = 20;
 const JOBS: usize = 10_000;
 const DUE_TOGETHER: usize = 16;
 const ROUNDS: usize = 3;
+const BIG_LIST_SAMPLES: usize = 5;
 
 fn whole_process(home: &TestHome, args: &[&str]) -> Duration {
     let started = Instant::now();
@@ -30,7 +32,13 @@ fn whole_process(home: &TestHome, args: &[&str]) -> Duration {
 
 #[tokio::main]
 async fn main() {
-    let replies = (0..DUE_TOGETHER * ROUNDS)
+    let samples: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(SAMPLES)
+        .max(1);
+    let rounds = samples.min(ROUNDS);
+    let replies = (0..DUE_TOGETHER * rounds)
         .map(|_| Reply::text("ok"))
         .collect();
     let server = FakeLlm::start(replies).await;
@@ -39,7 +47,7 @@ async fn main() {
     home.use_fake_model(&server, "cron: {max_parallel_jobs: 32}");
     home.ctl(&["status"]).ok();
 
-    let mut add: Vec<Duration> = (0..SAMPLES)
+    let mut add: Vec<Duration> = (0..samples)
         .map(|i| {
             let prompt = format!("bench job {i}");
             whole_process(
@@ -55,7 +63,7 @@ async fn main() {
             )
         })
         .collect();
-    let mut list: Vec<Duration> = (0..SAMPLES)
+    let mut list: Vec<Duration> = (0..samples)
         .map(|_| whole_process(&home, &["cron", "list"]))
         .collect();
 
@@ -73,12 +81,12 @@ async fn main() {
         .unwrap();
     }
     let after = home.daemon_rss_mib();
-    let mut list_big: Vec<Duration> = (0..5)
+    let mut list_big: Vec<Duration> = (0..samples.min(BIG_LIST_SAMPLES))
         .map(|_| whole_process(&home, &["cron", "list", "--json"]))
         .collect();
 
     let mut drift = Vec::new();
-    for _ in 0..ROUNDS {
+    for _ in 0..rounds {
         // One-shots due together, three seconds from now.
         let at = hermes_tests::iso_in(3);
         let mut ids = Vec::new();
@@ -132,18 +140,18 @@ async fn main() {
             "< 10 ms",
         ),
         Row::from_samples(
-            "`hermesctl cron list` (20 jobs)".into(),
+            format!("`hermesctl cron list` ({samples} jobs)"),
             &mut list,
             "< 10 ms",
         ),
         Row::from_samples(
-            format!("`hermesctl cron list --json` ({} jobs)", JOBS + SAMPLES),
+            format!("`hermesctl cron list --json` ({} jobs)", JOBS + samples),
             &mut list_big,
             "-",
         ),
         Row::from_samples(
             format!(
-                "drift: run start − slot ({DUE_TOGETHER} due together × {ROUNDS}, {JOBS} jobs stored)"
+                "drift: run start − slot ({DUE_TOGETHER} due together × {rounds}, {JOBS} jobs stored)"
             ),
             &mut drift,
             "< 1 s",

@@ -5,7 +5,8 @@
 //! reported) with the default bounded ranking and with every match ranked, and the compression
 //! of a 200-message session excluding the model's time (read, prepare, assemble, store).
 //!
-//! `cargo run --release -p hermes-tests --bin bench-history -- /path/to/state.db`
+//! `cargo run --release -p hermes-tests --bin bench-history -- /path/to/state.db [RUNS]` (RUNS:
+//! compressions timed, default 21).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench binary fails by panicking
 
 use std::time::{Duration, Instant};
@@ -182,7 +183,12 @@ async fn compression_samples(store: &Store, runs: usize) -> Compression {
 async fn main() {
     let source_path = std::env::args()
         .nth(1)
-        .expect("usage: bench-history PATH/TO/state.db (see the module docs)");
+        .expect("usage: bench-history PATH/TO/state.db [RUNS] (see the module docs)");
+    let runs: usize = std::env::args()
+        .nth(2)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(21)
+        .max(1);
     let dir = tempfile::tempdir().unwrap();
     let db_path = dir.path().join("hermesd.db");
     let store = Store::open(&db_path).unwrap();
@@ -232,7 +238,7 @@ async fn main() {
         let mut samples = search_pass(&store, ranking).await;
         rows.push(Row::with_p95(label.to_string(), &mut samples, target));
     }
-    let mut compression = compression_samples(&store, 21).await;
+    let mut compression = compression_samples(&store, runs).await;
     let (before, after) = compression.tokens;
     rows.push(Row::from_samples(
         format!(

@@ -2,7 +2,8 @@
 //! to 10 attached clients, daemon RSS with 1,000 stored and 50 live sessions, and how fast
 //! `hermesctl attach` shows the backlog of a 1,000-message session.
 //!
-//! `cargo build --release --workspace --bins && target/release/bench-hub`
+//! `cargo build --release --workspace --bins && target/release/bench-hub [RUNS]` (RUNS: `attach`
+//! samples, default 20; the fan-out and RSS setups are fixed).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::{
@@ -23,6 +24,7 @@ use hermes_tests::{
 
 const SUBSCRIBERS: usize = 10;
 const CHUNKS: usize = 10_000;
+const ATTACH_SAMPLES: usize = 20;
 
 fn delay_since(at: &prost_types::Timestamp) -> Duration {
     let sent = SystemTime::UNIX_EPOCH + Duration::new(at.seconds as u64, at.nanos as u32);
@@ -31,6 +33,11 @@ fn delay_since(at: &prost_types::Timestamp) -> Duration {
 
 #[tokio::main]
 async fn main() {
+    let runs: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(ATTACH_SAMPLES)
+        .max(1);
     let chunks: Vec<String> = (0..CHUNKS).map(|i| format!("t{i} ")).collect();
     let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
     // A fast model: 1,000 deltas a second (real ones stream 50–200 tokens a second).
@@ -144,7 +151,7 @@ async fn main() {
     }
     let ctl = binary("hermesctl");
     let mut samples = Vec::new();
-    for _ in 0..20 {
+    for _ in 0..runs {
         let mut command = home.command(&ctl);
         command
             .args(["attach", "--read-only", &id])

@@ -3,7 +3,8 @@
 //! (every skill new: digested and scanned) and at a later start (records known: stat only), an
 //! unchanged view (what each new session pays), and the scan of a 100 KiB SKILL.md.
 //!
-//! `cargo run --release -p hermes-tests --bin bench-skills`
+//! `cargo run --release -p hermes-tests --bin bench-skills [-- RUNS]` (RUNS: samples of each
+//! timing, the median reported; default 15).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench binary fails by panicking
 
 use std::{
@@ -91,8 +92,13 @@ fn main() {
         write(&dir.join("references/api.md"), &reference);
         write(&dir.join("references/examples.md"), &reference);
     }
+    let runs: usize = args
+        .get(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(RUNS)
+        .max(1);
     let roots: Vec<PathBuf> = vec![root];
-    let load = median((0..RUNS).map(|_| timed(|| Catalog::load(&roots))).collect());
+    let load = median((0..runs).map(|_| timed(|| Catalog::load(&roots))).collect());
     let catalog = Catalog::load(&roots);
     assert_eq!(catalog.entries.len(), SKILLS);
     let tools: HashSet<String> = ["skill_view".to_string()].into();
@@ -106,19 +112,19 @@ fn main() {
         platform_disabled: &nothing,
     };
     let index = median(
-        (0..RUNS)
+        (0..runs)
             .map(|_| timed(|| build_index(&catalog, &activation)))
             .collect(),
     );
 
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     let signature = median(
-        (0..RUNS)
+        (0..runs)
             .map(|_| timed(|| Catalog::signature(&roots)))
             .collect(),
     );
     let fingerprints = median(
-        (0..RUNS)
+        (0..runs)
             .map(|_| {
                 timed(|| {
                     catalog
@@ -131,7 +137,7 @@ fn main() {
             .collect(),
     );
     let watch = median(
-        (0..RUNS)
+        (0..runs)
             .map(|_| timed(|| hermesd::skills::watch::RootsWatch::start(&roots)))
             .collect(),
     );
@@ -149,7 +155,7 @@ fn main() {
         // A later start, each in its own process (as the daemon starts).
         let me = std::env::current_exe().expect("the bench's own path");
         let mut later = Vec::new();
-        for _ in 0..RUNS {
+        for _ in 0..runs {
             let out = std::process::Command::new(&me)
                 .arg("--later")
                 .arg(&roots[0])
@@ -163,7 +169,7 @@ fn main() {
             later.push(Duration::from_secs_f64(ms / 1000.0));
         }
         let mut unchanged = Vec::new();
-        for _ in 0..RUNS {
+        for _ in 0..runs {
             let started = Instant::now();
             first_library
                 .view(&store, roots.clone())
@@ -172,7 +178,7 @@ fn main() {
             unchanged.push(started.elapsed());
         }
         let mut records = Vec::new();
-        for _ in 0..RUNS {
+        for _ in 0..runs {
             let started = Instant::now();
             store
                 .read(hermesd::store::skill_records)
@@ -190,12 +196,12 @@ fn main() {
     }
     scan::precompile().expect("the scan rules compile");
     let scan_time = median(
-        (0..RUNS)
+        (0..runs)
             .map(|_| timed(|| scan::scan_text("SKILL.md", &big)))
             .collect(),
     );
 
-    println!("| measurement ({SKILLS} skills, median of {RUNS}) | time |");
+    println!("| measurement ({SKILLS} skills, median of {runs}) | time |");
     println!("|---|---|");
     println!("| Catalog::load | {} |", ms(load));
     println!("| build_index | {} |", ms(index));

@@ -36,9 +36,13 @@ const BLOCKED_PROC_SUFFIXES: &[&str] = &[
     "/pagemap",
 ];
 
-/// Extensions (lower case, with dot) that are never read as text.
+/// Image extensions (lower case, with dot): never read as text, and named as images.
+const IMAGE_EXTENSIONS: &[&str] = &[
+    ".png", ".jpg", ".jpeg", ".gif", ".bmp", ".ico", ".webp", ".tiff", ".tif",
+];
+
+/// Other extensions (lower case, with dot) that are never read as text.
 const BINARY_EXTENSIONS: &[&str] = &[
-    ".png", ".jpg", ".jpeg", ".gif", ".bmp", ".ico", ".webp", ".tiff", ".tif", // images
     ".mp4", ".mov", ".avi", ".mkv", ".webm", ".wmv", ".flv", ".m4v", ".mpeg", ".mpg", // video
     ".mp3", ".wav", ".ogg", ".flac", ".aac", ".m4a", ".wma", ".aiff", ".opus", // audio
     ".zip", ".tar", ".gz", ".bz2", ".7z", ".rar", ".xz", ".z", ".tgz", ".iso", // archives
@@ -59,7 +63,13 @@ pub(crate) fn binary_extension(path: &Path) -> Option<String> {
     let text = path.to_string_lossy();
     let dot = text.rfind('.')?;
     let ext = text[dot..].to_ascii_lowercase();
-    BINARY_EXTENSIONS.contains(&ext.as_str()).then_some(ext)
+    (IMAGE_EXTENSIONS.contains(&ext.as_str()) || BINARY_EXTENSIONS.contains(&ext.as_str()))
+        .then_some(ext)
+}
+
+/// Whether `ext` (as [`binary_extension`] returns it) is an image's.
+pub(crate) fn is_image_extension(ext: &str) -> bool {
+    IMAGE_EXTENSIONS.contains(&ext)
 }
 
 /// Lexically normalises a path (`.`/`..`/duplicate separators) without I/O.

@@ -14,7 +14,7 @@ mod search_names;
 mod suggest;
 pub mod write;
 
-pub use read::read_file;
+pub use read::{ReadHints, read_file, read_file_with};
 pub use schema::{read_file_schema, search_files_schema, write_file_schema};
 pub use search::{OutputMode, SearchRequest, SearchTarget, search_files};
 pub use write::write_file;

@@ -28,11 +28,27 @@ const MAX_LINE_BYTES: usize = MAX_LINE_CHARS * 4;
 const LINE_CUT_MARKER: &str = "... [truncated]";
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// The other tools of the session that a refusal may point the model to: a message names only
+/// tools the model can call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadHints {
+    /// `vision_analyze` (looks at images) is in the session's toolbox.
+    pub vision_analyze: bool,
+    /// `terminal` (can inspect any file) is in the session's toolbox.
+    pub terminal: bool,
+}
+
+/// [`read_file_with`] for a session that has no other tool to suggest.
+pub fn read_file(path: &Path, offset: usize, limit: usize) -> Value {
+    read_file_with(path, offset, limit, ReadHints::default())
+}
+
 /// Reads `limit` lines of `path` starting at 1-based line `offset`, rendered
-/// as `N|text` lines, and returns Hermes' `read_file` result JSON.
+/// as `N|text` lines, and returns Hermes' `read_file` result JSON. Refusals
+/// suggest only the tools `hints` says the session has.
 ///
 /// `offset` below 1 is treated as 1; `limit` is clamped to `1..=2000`.
-pub fn read_file(path: &Path, offset: usize, limit: usize) -> Value {
+pub fn read_file_with(path: &Path, offset: usize, limit: usize, hints: ReadHints) -> Value {
     let offset = offset.max(1);
     let limit = limit.clamp(1, MAX_READ_LINES);
     let shown = path.display();
@@ -40,10 +56,7 @@ pub fn read_file(path: &Path, offset: usize, limit: usize) -> Value {
         return device_error(path);
     }
     if let Some(ext) = guards::binary_extension(path) {
-        return json!({"error": format!(
-            "Cannot read binary file '{shown}' ({ext}). \
-             Use vision_analyze for images, or terminal to inspect binary files."
-        )});
+        return json!({"error": binary_refusal(path, &ext, hints)});
     }
     let metadata = match std::fs::metadata(path) {
         Ok(metadata) => metadata,
@@ -69,6 +82,21 @@ pub fn read_file(path: &Path, offset: usize, limit: usize) -> Value {
         Ok(result) => Value::Object(result),
         Err(err) => Value::Object(failure(format!("Failed to read file: {shown}: {err}"))),
     }
+}
+
+/// Why a file with a binary extension is not read, and what the session can use instead.
+fn binary_refusal(path: &Path, ext: &str, hints: ReadHints) -> String {
+    let shown = path.display();
+    let image = guards::is_image_extension(ext);
+    let what = if image { "an image" } else { "a binary file" };
+    let mut message =
+        format!("Cannot read '{shown}' ({ext}): it is {what}, and read_file returns text only.");
+    if image && hints.vision_analyze {
+        message.push_str(" Use vision_analyze to look at it.");
+    } else if hints.terminal {
+        message.push_str(" Use terminal to inspect it (e.g. `file`, `xxd | head`).");
+    }
+    message
 }
 
 fn device_error(path: &Path) -> Value {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::tools::files::read::{MAX_READ_CHARS, read_file};
+use crate::tools::files::read::{MAX_READ_CHARS, ReadHints, read_file, read_file_with};
 
 fn write_lines(dir: &Path, name: &str, count: usize) -> PathBuf {
     let path = dir.join(name);
@@ -151,9 +151,49 @@ fn binary_extensions_are_refused_without_reading() {
     let path = Path::new("/nonexistent/dir/Photo.PNG");
     assert_eq!(
         read_file(path, 1, 10)["error"],
-        "Cannot read binary file '/nonexistent/dir/Photo.PNG' (.png). \
-         Use vision_analyze for images, or terminal to inspect binary files."
+        "Cannot read '/nonexistent/dir/Photo.PNG' (.png): it is an image, and read_file returns \
+         text only."
     );
+    let archive = Path::new("/nonexistent/dir/logs.tar.gz");
+    assert_eq!(
+        read_file(archive, 1, 10)["error"],
+        "Cannot read '/nonexistent/dir/logs.tar.gz' (.gz): it is a binary file, and read_file \
+         returns text only."
+    );
+}
+
+#[test]
+fn a_refusal_names_only_tools_the_session_has() {
+    let image = Path::new("/nonexistent/dir/Photo.png");
+    let archive = Path::new("/nonexistent/dir/logs.zip");
+    let terminal_only = ReadHints {
+        terminal: true,
+        ..ReadHints::default()
+    };
+    let image_error = read_file_with(image, 1, 10, terminal_only)["error"].to_string();
+    assert!(!image_error.contains("vision_analyze"), "{image_error}");
+    assert!(image_error.contains("it is an image"), "{image_error}");
+    assert!(image_error.contains("Use terminal"), "{image_error}");
+    let archive_error = read_file_with(archive, 1, 10, terminal_only)["error"].to_string();
+    assert!(archive_error.contains("Use terminal"), "{archive_error}");
+
+    let with_vision = ReadHints {
+        vision_analyze: true,
+        terminal: true,
+    };
+    let image_error = read_file_with(image, 1, 10, with_vision)["error"].to_string();
+    assert!(
+        image_error.ends_with("Use vision_analyze to look at it.\""),
+        "{image_error}"
+    );
+    let archive_error = read_file_with(archive, 1, 10, with_vision)["error"].to_string();
+    assert!(!archive_error.contains("vision_analyze"), "{archive_error}");
+
+    for ext in ["png", "zip"] {
+        let path = format!("/nonexistent/x.{ext}");
+        let bare = read_file(Path::new(&path), 1, 10)["error"].to_string();
+        assert!(!bare.contains("Use "), "no tool to suggest: {bare}");
+    }
 }
 
 #[test]
