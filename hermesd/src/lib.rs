@@ -42,16 +42,18 @@ pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), Serv
         "hermesd ready"
     );
     // The login environment for `terminal` is captured once per start, off the start-up path.
-    let services = Arc::clone(&state.tool_services);
+    let services = Arc::clone(&state.runner.tool_services);
     tokio::spawn(async move { services.refresh_login_env().await });
-    tokio::spawn(agent::evict_idle_sessions(Arc::clone(&state)));
+    tokio::spawn(agent::evict_idle_sessions(Arc::clone(&state.runner)));
     tokio::spawn(maintenance::auto_prune(Arc::clone(&state)));
     tokio::spawn(maintenance::merge_indexes(Arc::clone(&state)));
-    state.cron.attach(&state);
-    tokio::spawn(cron::scheduler::run(Arc::clone(&state)));
-    tokio::spawn(cron::retention::sweep(Arc::clone(&state)));
+    tokio::spawn(cron::scheduler::run(Arc::clone(&state.cron)));
+    tokio::spawn(cron::retention::sweep(Arc::clone(&state.cron)));
+    if let Some(requests) = state.take_cron_requests() {
+        tokio::spawn(cron::ops::serve(Arc::clone(&state.cron), requests));
+    }
     let served = serving.await;
-    let killed = state.tool_services.processes.kill_all().await;
+    let killed = state.runner.tool_services.processes.kill_all().await;
     if killed > 0 {
         tracing::info!(killed, "background processes stopped");
     }

@@ -64,6 +64,7 @@ pub async fn prune(
         .await?;
     let (live, idle): (Vec<String>, Vec<String>) = stale.into_iter().partition(|id| {
         state
+            .runner
             .hub
             .find(id)
             .is_some_and(|l| l.is_running() || l.clients() > 0)
@@ -76,7 +77,8 @@ pub async fn prune(
         return Ok(pruned);
     }
     let removed =
-        crate::agent::ending::delete_conversations(state, idle, "the session was pruned").await?;
+        crate::agent::ending::delete_conversations(&state.runner, idle, "the session was pruned")
+            .await?;
     tracing::info!(
         conversations = pruned.conversations,
         sessions = removed.len(),

@@ -1,9 +1,11 @@
-//! What every part of the running daemon shares: where it lives, its store, its current config,
-//! and the shutdown signal.
+//! The composition root: the one place the daemon's parts are built and wired — the store, the
+//! configuration, the turn runner (hub and tools inside), cron — and what only the daemon itself
+//! needs (its home, socket, start time, shutdown signal, reload). Nothing below imports it: the
+//! agent, cron and the tools get narrow handles, never this.
 
 use std::{
     path::PathBuf,
-    sync::{Arc, OnceLock, RwLock},
+    sync::Arc,
     time::{Instant, SystemTime},
 };
 
@@ -11,7 +13,9 @@ use hermes_proto::{env::Env, place::Home};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    config::{Config, ConfigError, FlagOverrides},
+    agent::TurnRunner,
+    config::{Config, ConfigError, FlagOverrides, SharedConfig},
+    cron::{self, Cron, ops::CronRequests},
     store::Store,
 };
 
@@ -25,21 +29,15 @@ pub struct DaemonState {
     pub started_at: SystemTime,
     /// Cancelled when the daemon should stop (signal or Shutdown RPC).
     pub shutdown: CancellationToken,
-    config: RwLock<Arc<Config>>,
+    config: Arc<SharedConfig>,
     process_env: Env,
     flags: FlagOverrides,
-    /// Built on the first model call, so start-up stays small.
-    http: OnceLock<crate::llm::HttpClient>,
-    /// Context windows learned from endpoints.
-    pub model_metadata: crate::llm::MetadataCache,
-    /// Sessions loaded in memory, and the tasks working on them: the one way into a session.
-    pub hub: crate::hub::Hub,
-    /// Every tool the daemon has.
-    pub registry: crate::tools::Registry,
-    /// What tools share: the store, task lists, background processes.
-    pub tool_services: Arc<crate::tools::ToolServices>,
-    /// Cron: settings, the scheduler's wake-up, the run permits (shared with the tools).
-    pub cron: Arc<crate::cron::Control>,
+    /// What turns run with: the one way the server, cron and the gateway start turns.
+    pub runner: Arc<TurnRunner>,
+    /// Cron: the runner and cron's control (settings, wake-up, permits).
+    pub cron: Arc<Cron>,
+    /// The `cronjob` tool's requests, until `run` starts serving them.
+    cron_requests: std::sync::Mutex<Option<CronRequests>>,
 }
 
 impl DaemonState {
@@ -51,56 +49,55 @@ impl DaemonState {
         process_env: Env,
         flags: FlagOverrides,
     ) -> Self {
-        let hermes_home = home.dir.clone();
         let (cron_settings, notices) = cron_settings(&config);
         for notice in notices {
             tracing::warn!("{notice}");
         }
-        let cron = Arc::new(crate::cron::Control::new(cron_settings));
+        let control = Arc::new(cron::control::Control::new(cron_settings));
+        let (cron_ops, cron_requests) = cron::ops::channel();
         let tool_services = Arc::new(crate::tools::ToolServices::new(
             store.clone(),
-            hermes_home,
-            Arc::clone(&cron),
+            home.dir.clone(),
+            cron_ops,
         ));
         tool_services.apply_config(&config.tree);
+        let shutdown = CancellationToken::new();
+        let config = Arc::new(SharedConfig::new(config));
+        let runner = Arc::new(TurnRunner::new(
+            home.clone(),
+            store.clone(),
+            Arc::clone(&config),
+            tool_services,
+            shutdown.clone(),
+        ));
+        let cron = Arc::new(Cron {
+            runner: Arc::clone(&runner),
+            control,
+        });
         Self {
             home,
             socket,
-            store: store.clone(),
+            store,
             started: Instant::now(),
             started_at: SystemTime::now(),
-            shutdown: CancellationToken::new(),
-            config: RwLock::new(Arc::new(config)),
+            shutdown,
+            config,
             process_env,
             flags,
-            http: OnceLock::new(),
-            model_metadata: crate::llm::MetadataCache::default(),
-            hub: crate::hub::Hub::new(store.clone()),
-            registry: crate::tools::Registry::builtin(),
-            tool_services,
+            runner,
             cron,
+            cron_requests: std::sync::Mutex::new(Some(cron_requests)),
         }
     }
 
-    /// The shared HTTP client for model calls. Building it reads the system's CA certificates,
-    /// so the first call does that on the blocking pool.
-    pub async fn http_client(&self) -> Result<crate::llm::HttpClient, String> {
-        if let Some(client) = self.http.get() {
-            return Ok(client.clone());
-        }
-        let timing = crate::llm::timing(&self.config().tree).map_err(|e| e.to_string())?;
-        let client = tokio::task::spawn_blocking(move || crate::llm::http_client(&timing))
-            .await
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))??;
-        Ok(self.http.get_or_init(|| client).clone())
+    /// The `cronjob` tool's request queue, once (taken by `run` to serve it).
+    pub fn take_cron_requests(&self) -> Option<CronRequests> {
+        self.cron_requests.lock().ok().and_then(|mut r| r.take())
     }
 
     /// The configuration in force now.
     pub fn config(&self) -> Arc<Config> {
-        match self.config.read() {
-            Ok(guard) => Arc::clone(&guard),
-            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
-        }
+        self.config.get()
     }
 
     /// Re-read `.env` and `config.yaml` (blocking file I/O: call off the runtime). On error the
@@ -116,16 +113,13 @@ impl DaemonState {
         if old.socket() != config.socket() {
             notices.push("daemon.socket changes take effect when hermesd restarts".into());
         }
-        self.tool_services.apply_config(&config.tree);
+        self.runner.tool_services.apply_config(&config.tree);
         let (cron, cron_notices) = cron_settings(&config);
         notices.extend(cron_notices);
-        self.cron.apply(cron);
-        match self.config.write() {
-            Ok(mut guard) => *guard = Arc::new(config),
-            Err(poisoned) => *poisoned.into_inner() = Arc::new(config),
-        }
+        self.cron.control.apply(cron);
+        self.config.set(config);
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let services = Arc::clone(&self.tool_services);
+            let services = Arc::clone(&self.runner.tool_services);
             runtime.spawn(async move { services.refresh_login_env().await });
         }
         tracing::info!("configuration reloaded");

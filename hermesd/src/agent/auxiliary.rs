@@ -2,14 +2,12 @@
 //! `auxiliary.<task>`, else the main one, with the main chain as fallback; no tool schemas, no
 //! streaming to clients, a time limit, and cancellable.
 
+use super::TurnRunner;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::{
-    llm::{self, Chain, ChatRequest},
-    state::DaemonState,
-};
+use crate::llm::{self, Chain, ChatRequest};
 
 /// Why an auxiliary call gave no text.
 #[derive(Debug, thiserror::Error)]
@@ -27,7 +25,7 @@ pub enum AuxError {
 }
 
 /// The chain for `task`: its own endpoint first when configured, then the main chain.
-pub async fn chain(state: &Arc<DaemonState>, task: &str) -> Result<Chain, AuxError> {
+pub async fn chain(state: &Arc<TurnRunner>, task: &str) -> Result<Chain, AuxError> {
     let config = state.config();
     let client = state.http_client().await.map_err(AuxError::Setup)?;
     let mut chain = llm::chain_from_config(&config.tree, &config.env, client)
@@ -44,7 +42,7 @@ pub async fn chain(state: &Arc<DaemonState>, task: &str) -> Result<Chain, AuxErr
 /// Run `request` on `task`'s chain within `auxiliary.<task>.timeout` (else `default_timeout`
 /// seconds); the text of the answer.
 pub async fn complete(
-    state: &Arc<DaemonState>,
+    state: &Arc<TurnRunner>,
     task: &str,
     default_timeout: f64,
     request: &ChatRequest,

@@ -3,6 +3,7 @@
 //! fallback, then a cooldown), and how the result is stored — a new segment that continues the
 //! conversation, found under the same conversation by every client.
 
+use super::TurnRunner;
 use std::{
     sync::Arc,
     time::{Duration, Instant},
@@ -19,7 +20,6 @@ use super::{
 use crate::{
     hub::LiveSession,
     llm::{ChatMessage, Role},
-    state::DaemonState,
     store::{self, NewMessage, StoreError},
 };
 
@@ -109,7 +109,7 @@ pub enum Skipped {
 
 /// Compression for one live conversation.
 pub struct Compactor<'a> {
-    pub state: &'a Arc<DaemonState>,
+    pub state: &'a Arc<TurnRunner>,
     pub live: &'a Arc<LiveSession>,
     pub settings: CompactionSettings,
     pub context_length: u64,

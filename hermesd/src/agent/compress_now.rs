@@ -1,6 +1,7 @@
 //! `/compress` (`Sessions.Compress`): compressing a conversation on demand, while no turn runs in
 //! it, whatever its size; the cooldown after a failed summary does not apply.
 
+use super::TurnRunner;
 use std::sync::Arc;
 
 use super::{
@@ -9,7 +10,6 @@ use super::{
 };
 use crate::{
     llm::{self, ChatMessage},
-    state::DaemonState,
     store::{self, StoreError},
 };
 
@@ -29,7 +29,7 @@ pub enum CompressError {
 /// `/compress`: compress the conversation `id` now, whatever its size (the cooldown after a
 /// failed summary does not apply), while no turn runs in it.
 pub async fn compress_conversation(
-    state: &Arc<DaemonState>,
+    state: &Arc<TurnRunner>,
     id: &str,
 ) -> Result<Compacted, CompressError> {
     let lookup = id.to_string();

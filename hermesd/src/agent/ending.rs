@@ -4,12 +4,10 @@
 //! its live session, its background processes and its spilled tool results. Nothing of it is
 //! left on disk or in memory.
 
+use super::TurnRunner;
 use std::{path::Path, sync::Arc, time::Duration};
 
-use crate::{
-    state::DaemonState,
-    store::{self, StoreError},
-};
+use crate::store::{self, StoreError};
 
 /// How long a delete waits for the conversation's running turns to stop after interrupting
 /// them (an interrupted turn stops at once; this bounds a stuck one).
@@ -19,7 +17,7 @@ const STOP_WITHIN: Duration = Duration::from_secs(5);
 /// they own. `why` is stored as who interrupted their running turns. Returns the ids of the
 /// sessions removed.
 pub async fn delete_conversations(
-    state: &Arc<DaemonState>,
+    state: &Arc<TurnRunner>,
     references: Vec<String>,
     why: &str,
 ) -> Result<Vec<String>, StoreError> {
@@ -48,7 +46,7 @@ pub async fn delete_conversations(
 }
 
 /// Interrupt the turns running in any of `sessions` and wait (bounded) for them to end.
-async fn stop_turns(state: &Arc<DaemonState>, sessions: &[String], why: &str) {
+async fn stop_turns(state: &Arc<TurnRunner>, sessions: &[String], why: &str) {
     let live: Vec<_> = sessions
         .iter()
         .filter_map(|id| state.hub.find(id))
@@ -68,7 +66,7 @@ async fn stop_turns(state: &Arc<DaemonState>, sessions: &[String], why: &str) {
 
 /// What the removed sessions held outside the database: live sessions, background processes
 /// (killed), spilled results (removed).
-async fn release(state: &Arc<DaemonState>, removed: &[String]) {
+async fn release(state: &Arc<TurnRunner>, removed: &[String]) {
     let mut killed = 0;
     for id in removed {
         if let Some(live) = state.hub.find(id) {

@@ -16,6 +16,7 @@ mod prompt;
 mod repair;
 mod review;
 mod review_prompts;
+mod runner;
 mod session;
 mod session_prompt;
 mod settings;
@@ -27,6 +28,7 @@ pub use compaction::stored_rows;
 pub use compress_now::{CompressError, compress_conversation};
 pub use history::{parse_tool_calls, to_chat};
 pub use review::REVIEW_SOURCE;
+pub use runner::TurnRunner;
 pub use session::{
     BusyPolicy, MAX_INPUT_BYTES, Submitted, Target, TurnError, TurnInput, prepare, send,
     spawn_turn, submit,
@@ -35,7 +37,7 @@ pub use turn::{TurnEnd, TurnOutcome};
 
 /// Evict live sessions nobody has used for `sessions.evict_after` seconds (default 600), until
 /// the daemon stops. Their transcripts and events stay in the store.
-pub async fn evict_idle_sessions(state: std::sync::Arc<crate::state::DaemonState>) {
+pub async fn evict_idle_sessions(state: std::sync::Arc<TurnRunner>) {
     loop {
         let max_idle = evict_after(&state.config().tree);
         let every = (max_idle / 4).clamp(

@@ -4,6 +4,7 @@
 //! what to remember and which skill to create or patch. It never blocks the user's turn, never
 //! reviews itself, and what it saved is announced on the conversation as a `Notice`.
 
+use super::TurnRunner;
 use std::sync::Arc;
 
 use hermes_proto::pb::{self, session_event::Kind};
@@ -15,7 +16,6 @@ use super::{
 use crate::{
     hub::LiveSession,
     llm,
-    state::DaemonState,
     store::{self, Lineage, NewSession, SessionRow},
 };
 
@@ -108,7 +108,7 @@ impl LearningCounters {
 
 /// After a finished turn of `session`: count it, and start a review in the background when due.
 pub fn after_turn(
-    state: &Arc<DaemonState>,
+    state: &Arc<TurnRunner>,
     live: &LiveSession,
     session: &SessionRow,
     outcome: &TurnOutcome,
@@ -134,7 +134,7 @@ pub fn after_turn(
 }
 
 /// Run one review of `parent` and announce what it saved.
-async fn review(state: &Arc<DaemonState>, parent: &SessionRow, focus: Focus) -> Result<(), String> {
+async fn review(state: &Arc<TurnRunner>, parent: &SessionRow, focus: Focus) -> Result<(), String> {
     let config = state.config();
     let client = state.http_client().await.map_err(|e| e.to_string())?;
     let chain = llm::chain_from_config(&config.tree, &config.env, client)
@@ -194,7 +194,7 @@ struct Saved {
 }
 
 /// The successful memory and skill writes of the review session (its messages are its own).
-async fn saved_changes(state: &Arc<DaemonState>, review_id: &str) -> Result<Vec<Saved>, String> {
+async fn saved_changes(state: &Arc<TurnRunner>, review_id: &str) -> Result<Vec<Saved>, String> {
     let id = review_id.to_string();
     let rows = state
         .store
@@ -279,11 +279,7 @@ fn preview(text: &str) -> String {
 }
 
 /// Tell the conversation's clients (and its event log) what the review saved.
-async fn announce(
-    state: &Arc<DaemonState>,
-    parent_id: &str,
-    saved: &[Saved],
-) -> Result<(), String> {
+async fn announce(state: &Arc<TurnRunner>, parent_id: &str, saved: &[Saved]) -> Result<(), String> {
     if saved.is_empty() {
         return Ok(());
     }

@@ -1,6 +1,7 @@
 //! Running turns of a session: resolve or create the session, load it live, and run the turn as
 //! its own task — a client that goes away never cancels it — one turn at a time per session.
 
+use super::TurnRunner;
 use std::{path::PathBuf, sync::Arc};
 
 use tokio::task::JoinHandle;
@@ -17,7 +18,6 @@ use crate::{
     hub::LiveSession,
     ids,
     llm::{self, Chain},
-    state::DaemonState,
     store::{self, Lineage, NewSession, SessionRow, StoreError},
     tools::{ToolSettings, ToolsetSelection},
 };
@@ -108,7 +108,7 @@ pub enum Submitted {
 /// Take input for `session` following the busy policy: a new turn (queued after a running one,
 /// or after interrupting it) or input steered into the running turn.
 pub fn submit(
-    state: &Arc<DaemonState>,
+    state: &Arc<TurnRunner>,
     session: SessionRow,
     chain: Chain,
     input: TurnInput,
@@ -148,7 +148,7 @@ pub struct Target {
 
 /// Check the input, build the provider chain, and resolve (or create) the session.
 pub async fn prepare(
-    state: &Arc<DaemonState>,
+    state: &Arc<TurnRunner>,
     target: Target,
     text: &str,
 ) -> Result<(SessionRow, Chain), TurnError> {
@@ -188,7 +188,7 @@ pub async fn prepare(
 
 /// Start a turn as its own task; it waits for the session's previous turn first.
 pub fn spawn_turn(
-    state: &Arc<DaemonState>,
+    state: &Arc<TurnRunner>,
     session: SessionRow,
     chain: Chain,
     input: TurnInput,
@@ -214,7 +214,7 @@ pub fn spawn_turn(
 
 /// Run one turn and wait for it (the `Send` RPC and `hermesctl send` without a terminal).
 pub async fn send(
-    state: &Arc<DaemonState>,
+    state: &Arc<TurnRunner>,
     target: Target,
     input: TurnInput,
 ) -> Result<TurnOutcome, TurnError> {
@@ -228,7 +228,7 @@ pub async fn send(
 
 /// The answer of the turn that took steered input, once it has finished.
 async fn steered_outcome(
-    state: &Arc<DaemonState>,
+    state: &Arc<TurnRunner>,
     session_id: &str,
 ) -> Result<TurnOutcome, TurnError> {
     let id = session_id.to_string();
@@ -296,7 +296,7 @@ fn excluded_tools(source: &str) -> &'static [&'static str] {
 }
 
 async fn run(
-    state: &Arc<DaemonState>,
+    state: &Arc<TurnRunner>,
     live: &Arc<LiveSession>,
     session_id: &str,
     chain: Chain,

@@ -2,6 +2,7 @@
 //! frozen memory snapshot, the skills index, context files, …) and stored, then reused byte for
 //! byte on every later turn.
 
+use super::TurnRunner;
 use std::sync::Arc;
 
 use super::{
@@ -12,14 +13,13 @@ use super::{
 use crate::{
     memory::MemorySettings,
     skills,
-    state::DaemonState,
     store::{self, SessionRow},
     tools::SessionSkills,
 };
 
 /// The session's stored system prompt, built and stored on its first turn.
 pub(super) async fn system_prompt(
-    state: &Arc<DaemonState>,
+    state: &Arc<TurnRunner>,
     session: &SessionRow,
     tools: &[&'static str],
     session_skills: &Arc<SessionSkills>,
@@ -79,7 +79,7 @@ pub(super) async fn system_prompt(
 
 /// The skills index for a new session's system prompt: the skills it may see and use; empty
 /// without the skill tools. A failure to read the skills leaves the index out (logged).
-async fn skills_index(state: &Arc<DaemonState>, session_skills: &Arc<SessionSkills>) -> String {
+async fn skills_index(state: &Arc<TurnRunner>, session_skills: &Arc<SessionSkills>) -> String {
     if !session_skills.tools.contains("skill_view") {
         return String::new();
     }

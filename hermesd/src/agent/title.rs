@@ -2,6 +2,7 @@
 //! (`auxiliary.title_generation`, on by default), in the background so the answer never waits.
 //! A title the user set is never replaced.
 
+use super::TurnRunner;
 use std::sync::Arc;
 
 use hermes_proto::pb::{self, session_event::Kind};
@@ -11,7 +12,6 @@ use super::auxiliary;
 use crate::hub::LiveSession;
 use crate::{
     llm::{ChatMessage, ChatRequest},
-    state::DaemonState,
     store::{self, StoreError},
 };
 
@@ -75,7 +75,7 @@ pub fn clean(answer: &str) -> Option<String> {
 
 /// After a finished turn: title the conversation in the background if it has none yet and
 /// this was its first exchange.
-pub fn after_turn(state: &Arc<DaemonState>, live: &Arc<LiveSession>, user: &str, answer: &str) {
+pub fn after_turn(state: &Arc<TurnRunner>, live: &Arc<LiveSession>, user: &str, answer: &str) {
     if !enabled(&state.config().tree) || answer.trim().is_empty() {
         return;
     }
@@ -112,7 +112,7 @@ pub fn after_turn(state: &Arc<DaemonState>, live: &Arc<LiveSession>, user: &str,
 
 /// Ask for a title and store it unless one was set meanwhile.
 async fn make(
-    state: &Arc<DaemonState>,
+    state: &Arc<TurnRunner>,
     id: &str,
     request: &ChatRequest,
     cancel: &CancellationToken,

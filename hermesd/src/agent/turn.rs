@@ -3,6 +3,7 @@
 //! (then one grace call without tools lets it conclude). Every message is stored as it is
 //! produced and every step is a session event.
 
+use super::TurnRunner;
 use std::{path::PathBuf, sync::Arc};
 
 use hermes_proto::pb::{self, session_event::Kind};
@@ -18,7 +19,6 @@ use crate::{
         self, Chain, ChainNotice, ChatMessage, ChatRequest, Completion, ErrorClass, LlmError, Role,
         StreamEvent, ToolCall, Usage,
     },
-    state::DaemonState,
     store::{self, NewMessage, StoreError},
     tools::{ToolSettings, Toolbox},
 };
@@ -55,7 +55,7 @@ pub struct TurnOutcome {
 
 /// Everything a running turn holds.
 pub(super) struct Turn {
-    pub state: Arc<DaemonState>,
+    pub state: Arc<TurnRunner>,
     pub live: Arc<LiveSession>,
     /// The conversation's newest segment: changes when the context is compressed mid-turn.
     pub segment: std::sync::Mutex<String>,

@@ -27,6 +27,34 @@ pub struct Config {
     pub env: Env,
 }
 
+/// The configuration in force, shared by the daemon's parts: readers clone the `Arc` and never
+/// hold the lock across an await; a reload swaps in a new one.
+#[derive(Debug)]
+pub struct SharedConfig(std::sync::RwLock<std::sync::Arc<Config>>);
+
+impl SharedConfig {
+    pub fn new(config: Config) -> Self {
+        Self(std::sync::RwLock::new(std::sync::Arc::new(config)))
+    }
+
+    /// The configuration in force now.
+    pub fn get(&self) -> std::sync::Arc<Config> {
+        match self.0.read() {
+            Ok(guard) => std::sync::Arc::clone(&guard),
+            Err(poisoned) => std::sync::Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    /// Put `config` in force.
+    pub fn set(&self, config: Config) {
+        let config = std::sync::Arc::new(config);
+        match self.0.write() {
+            Ok(mut guard) => *guard = config,
+            Err(poisoned) => *poisoned.into_inner() = config,
+        }
+    }
+}
+
 /// Values given on the command line, the top layer.
 #[derive(Debug, Clone, Default)]
 pub struct FlagOverrides {

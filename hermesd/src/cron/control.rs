@@ -1,13 +1,11 @@
-//! The daemon's handle on cron: the settings in force, waking the scheduler after a change, the
-//! permits that bound how many runs go at once, and the way back to the daemon for runs started
-//! from a tool or an RPC.
+//! Cron's control: the settings in force, waking the scheduler after a change, and the permits
+//! that bound how many runs go at once.
 
-use std::sync::{Arc, OnceLock, RwLock, Weak};
+use std::sync::{Arc, RwLock};
 
 use tokio::sync::{Notify, Semaphore};
 
 use super::settings::CronSettings;
-use crate::state::DaemonState;
 
 /// Shared by the scheduler, the Cron service and the `cronjob` tool.
 #[derive(Debug)]
@@ -16,7 +14,6 @@ pub struct Control {
     wake: Notify,
     /// Runs in progress at most (`cron.max_parallel_jobs`, read at start).
     pub permits: Arc<Semaphore>,
-    daemon: OnceLock<Weak<DaemonState>>,
 }
 
 impl Control {
@@ -26,7 +23,6 @@ impl Control {
             settings: RwLock::new(Arc::new(settings)),
             wake: Notify::new(),
             permits,
-            daemon: OnceLock::new(),
         }
     }
 
@@ -56,15 +52,5 @@ impl Control {
     /// Wait until something changed or the timer fired.
     pub async fn woken(&self) {
         self.wake.notified().await;
-    }
-
-    /// Connect to the daemon that owns this (once, at start).
-    pub fn attach(&self, daemon: &Arc<DaemonState>) {
-        let _ = self.daemon.set(Arc::downgrade(daemon));
-    }
-
-    /// The daemon, while it runs.
-    pub fn daemon(&self) -> Option<Arc<DaemonState>> {
-        self.daemon.get().and_then(Weak::upgrade)
     }
 }

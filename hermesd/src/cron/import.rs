@@ -2,15 +2,13 @@
 //! here yet (by id), scheduled from now on — slots that passed while Python Hermes owned them
 //! are not reported as missed here.
 
+use super::Cron;
 use std::path::Path;
 
 use chrono::Utc;
 
 use super::{jobs::next_run_of, python_jobs};
-use crate::{
-    state::DaemonState,
-    store::{self, StoreError},
-};
+use crate::store::{self, StoreError};
 
 /// What an import of jobs did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -23,7 +21,7 @@ pub struct ImportedJobs {
 }
 
 /// Import the jobs of `<home>/cron/jobs.json`; a home without one has none to import.
-pub async fn import_jobs(state: &DaemonState, home: &Path) -> Result<ImportedJobs, String> {
+pub async fn import_jobs(state: &Cron, home: &Path) -> Result<ImportedJobs, String> {
     let path = home.join("cron").join("jobs.json");
     let text = match tokio::fs::read_to_string(&path).await {
         Ok(text) => text,
@@ -31,7 +29,7 @@ pub async fn import_jobs(state: &DaemonState, home: &Path) -> Result<ImportedJob
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
     let read = python_jobs::read(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    let settings = state.cron.settings();
+    let settings = state.control.settings();
     let now = Utc::now().timestamp_millis();
     let mut jobs = read.jobs;
     for job in &mut jobs {
@@ -43,6 +41,7 @@ pub async fn import_jobs(state: &DaemonState, home: &Path) -> Result<ImportedJob
         }
     }
     let (added, existing) = state
+        .runner
         .store
         .write(move |tx| {
             let (mut added, mut existing) = (0, 0);
@@ -63,7 +62,7 @@ pub async fn import_jobs(state: &DaemonState, home: &Path) -> Result<ImportedJob
         tracing::warn!(job = %id, reason = %why, "Python Hermes cron job not imported");
     }
     if added > 0 {
-        state.cron.changed();
+        state.control.changed();
     }
     Ok(ImportedJobs {
         added,

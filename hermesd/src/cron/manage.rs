@@ -1,6 +1,7 @@
 //! What users (through the Cron service) and the agent (through the `cronjob` tool) do to jobs:
 //! add, edit, pause, resume, remove, run now — each a transaction that wakes the scheduler.
 
+use super::Cron;
 use std::sync::Arc;
 
 use chrono::Utc;
@@ -11,7 +12,6 @@ use super::{
 };
 use crate::{
     ids,
-    state::DaemonState,
     store::{self, CronJobRow, CronRunRow, Store, StoreError},
 };
 
@@ -44,10 +44,11 @@ impl From<StoreError> for CronError {
 }
 
 /// Store a new job and wake the scheduler.
-pub async fn add(state: &DaemonState, spec: JobSpec) -> Result<CronJobRow, CronError> {
-    let settings = state.cron.settings();
+pub async fn add(state: &Cron, spec: JobSpec) -> Result<CronJobRow, CronError> {
+    let settings = state.control.settings();
     // On the blocking pool with the insert: checking the workdir touches the file system.
     let stored = state
+        .runner
         .store
         .write(
             move |tx| match jobs::new_job(&spec, ids::hex12(), Utc::now(), &settings) {
@@ -57,7 +58,7 @@ pub async fn add(state: &DaemonState, spec: JobSpec) -> Result<CronJobRow, CronE
         )
         .await??;
     tracing::info!(job = %stored.id, schedule = %stored.schedule, "cron job added");
-    state.cron.changed();
+    state.control.changed();
     Ok(stored)
 }
 
@@ -69,14 +70,15 @@ pub async fn get(store: &Store, id: &str) -> Result<CronJobRow, CronError> {
 
 /// Change the named fields of a job.
 pub async fn edit(
-    state: &DaemonState,
+    state: &Cron,
     id: &str,
     spec: JobSpec,
     fields: Vec<String>,
 ) -> Result<CronJobRow, CronError> {
-    let settings = state.cron.settings();
+    let settings = state.control.settings();
     let id = id.trim().to_string();
     let edited = state
+        .runner
         .store
         .write(move |tx| {
             let mut job = store::cron_job(tx, &id)?;
@@ -86,15 +88,16 @@ pub async fn edit(
             store::update_cron_job(tx, &job).map(Ok)
         })
         .await??;
-    state.cron.changed();
+    state.control.changed();
     Ok(edited)
 }
 
 /// Pause a job (its runs in progress finish); `reason` is kept with it.
-pub async fn pause(state: &DaemonState, id: &str, reason: &str) -> Result<CronJobRow, CronError> {
+pub async fn pause(state: &Cron, id: &str, reason: &str) -> Result<CronJobRow, CronError> {
     let id = id.trim().to_string();
     let reason = Some(reason.trim().to_string()).filter(|r| !r.is_empty());
     let paused = state
+        .runner
         .store
         .write(move |tx| {
             let mut job = store::cron_job(tx, &id)?;
@@ -108,15 +111,16 @@ pub async fn pause(state: &DaemonState, id: &str, reason: &str) -> Result<CronJo
             store::update_cron_job(tx, &job)
         })
         .await?;
-    state.cron.changed();
+    state.control.changed();
     Ok(paused)
 }
 
 /// Resume a paused job from the next slot after now.
-pub async fn resume(state: &DaemonState, id: &str) -> Result<CronJobRow, CronError> {
-    let settings = state.cron.settings();
+pub async fn resume(state: &Cron, id: &str) -> Result<CronJobRow, CronError> {
+    let settings = state.control.settings();
     let id = id.trim().to_string();
     let resumed = state
+        .runner
         .store
         .write(move |tx| {
             let mut job = store::cron_job(tx, &id)?;
@@ -126,18 +130,19 @@ pub async fn resume(state: &DaemonState, id: &str) -> Result<CronJobRow, CronErr
             store::update_cron_job(tx, &job).map(Ok)
         })
         .await??;
-    state.cron.changed();
+    state.control.changed();
     Ok(resumed)
 }
 
 /// Remove a job and its run records (a run in progress finishes; its output file stays).
-pub async fn remove(state: &Arc<DaemonState>, id: &str) -> Result<CronJobRow, CronError> {
-    let job = get(&state.store, id).await?;
+pub async fn remove(state: &Arc<Cron>, id: &str) -> Result<CronJobRow, CronError> {
+    let job = get(&state.runner.store, id).await?;
     // Its finished runs go first, with their sessions and output files; a running run keeps
     // its row until the job row's removal cascades.
     super::retention::prune(state, super::retention::Scope::Everything(&job.id)).await?;
     let id = job.id;
     let removed = state
+        .runner
         .store
         .write(move |tx| {
             let job = store::cron_job(tx, &id)?;
@@ -146,7 +151,7 @@ pub async fn remove(state: &Arc<DaemonState>, id: &str) -> Result<CronJobRow, Cr
         })
         .await?;
     tracing::info!(job = %removed.id, "cron job removed");
-    state.cron.changed();
+    state.control.changed();
     Ok(removed)
 }
 
@@ -161,14 +166,11 @@ pub async fn runs(store: &Store, id: &str, limit: u32) -> Result<Vec<CronRunRow>
 /// Run a job now (paused and completed ones too), outside its schedule and its repeat count.
 /// Returns the leased run, or with `wait` the closed one. The run belongs to the daemon: a
 /// caller that goes away does not stop it.
-pub async fn run_now(
-    state: &Arc<DaemonState>,
-    id: &str,
-    wait: bool,
-) -> Result<CronRunRow, CronError> {
+pub async fn run_now(state: &Arc<Cron>, id: &str, wait: bool) -> Result<CronRunRow, CronError> {
     let id = id.trim().to_string();
     let run_id = format!("run_{}", ids::hex12());
     let leased = state
+        .runner
         .store
         .write(move |tx| {
             let job = store::cron_job(tx, &id)?;
@@ -195,7 +197,11 @@ pub async fn run_now(
     };
     // A daemon that is stopping takes no new run; the leased row is closed as interrupted at
     // the next start, like any run the daemon stopped during.
-    let Some(task) = state.hub.spawn(run::execute(Arc::clone(state), batch)) else {
+    let Some(task) = state
+        .runner
+        .hub
+        .spawn(run::execute(Arc::clone(state), batch))
+    else {
         return Err(CronError::Stopping);
     };
     if !wait {

@@ -2,12 +2,10 @@
 //! newest `cron.keep_runs` of a job or older than `cron.keep_days` are deleted with their
 //! sessions and output files. Removing a job removes all of its runs that way.
 
+use super::Cron;
 use std::{path::Path, sync::Arc, time::Duration};
 
-use crate::{
-    state::DaemonState,
-    store::{self, StoreError},
-};
+use crate::store::{self, StoreError};
 
 /// How often every job's runs are checked against the age bound.
 const SWEEP_EVERY: Duration = Duration::from_secs(24 * 3600);
@@ -25,8 +23,8 @@ pub enum Scope<'a> {
 }
 
 /// Prune runs in `scope`; returns how many runs went.
-pub async fn prune(state: &Arc<DaemonState>, scope: Scope<'_>) -> Result<usize, StoreError> {
-    let settings = state.cron.settings();
+pub async fn prune(state: &Arc<Cron>, scope: Scope<'_>) -> Result<usize, StoreError> {
+    let settings = state.control.settings();
     let cutoff = match settings.keep_days {
         0 => 0,
         days => store::now_ms() - i64::from(days) * 86_400_000,
@@ -38,6 +36,7 @@ pub async fn prune(state: &Arc<DaemonState>, scope: Scope<'_>) -> Result<usize, 
         Scope::Everything(job) => (Some(job.to_string()), 0, i64::MAX),
     };
     let pruned = state
+        .runner
         .store
         .write(move |tx| store::prune_cron_runs(tx, job.as_deref(), keep, cutoff))
         .await?;
@@ -45,8 +44,8 @@ pub async fn prune(state: &Arc<DaemonState>, scope: Scope<'_>) -> Result<usize, 
         return Ok(0);
     }
     let sessions: Vec<String> = pruned.iter().filter_map(|r| r.session_id.clone()).collect();
-    crate::agent::ending::delete_conversations(state, sessions, PRUNED).await?;
-    let home = state.home.dir.clone();
+    crate::agent::ending::delete_conversations(&state.runner, sessions, PRUNED).await?;
+    let home = state.runner.home.dir.clone();
     let files: Vec<String> = pruned
         .iter()
         .filter_map(|r| r.output_path.clone())
@@ -87,13 +86,13 @@ fn remove_outputs(home: &Path, files: &[String]) {
 }
 
 /// Check every job's runs against the bounds once a day, until the daemon stops.
-pub async fn sweep(state: Arc<DaemonState>) {
+pub async fn sweep(state: Arc<Cron>) {
     loop {
         if let Err(e) = prune(&state, Scope::AllJobs).await {
             tracing::warn!(error = %e, "cannot prune old cron runs");
         }
         tokio::select! {
-            () = state.shutdown.cancelled() => return,
+            () = state.runner.shutdown.cancelled() => return,
             () = tokio::time::sleep(SWEEP_EVERY) => {}
         }
     }

@@ -2,6 +2,7 @@
 //! job's model, toolsets and skills, run the turn while watching it make progress (stopping it
 //! after the inactivity limit), write the output file, deliver, and close the run and its job.
 
+use super::Cron;
 use std::{collections::HashSet, sync::Arc, time::Duration};
 
 use chrono::Utc;
@@ -19,7 +20,6 @@ use crate::{
     hub::{LiveSession, Received},
     llm,
     skills::{self, ActivationContext},
-    state::DaemonState,
     store::{self, CronJobRow, CronRunRow, Lineage, NewSession, StoreError},
 };
 
@@ -52,14 +52,14 @@ impl Attempt {
 }
 
 /// Go through a batch; returns the closed runs.
-pub async fn execute(state: Arc<DaemonState>, batch: Batch) -> Vec<CronRunRow> {
+pub async fn execute(state: Arc<Cron>, batch: Batch) -> Vec<CronRunRow> {
     let total = batch.runs.len();
     let mut closed = Vec::with_capacity(total);
     for (index, run) in batch.runs.into_iter().enumerate() {
         let last = index + 1 == total;
         closed.push(execute_one(&state, &batch.job, run, batch.counts, last).await);
     }
-    state.cron.changed();
+    state.control.changed();
     // The job's history stays within cron.keep_runs / cron.keep_days.
     if let Err(e) =
         super::retention::prune(&state, super::retention::Scope::Job(&batch.job.id)).await
@@ -70,17 +70,18 @@ pub async fn execute(state: Arc<DaemonState>, batch: Batch) -> Vec<CronRunRow> {
 }
 
 async fn execute_one(
-    state: &Arc<DaemonState>,
+    state: &Arc<Cron>,
     job: &CronJobRow,
     run: CronRunRow,
     counts: bool,
     last: bool,
 ) -> CronRunRow {
-    let permits = Arc::clone(&state.cron.permits);
+    let permits = Arc::clone(&state.control.permits);
     let _permit = permits.acquire_owned().await.ok();
-    let settings = state.cron.settings();
+    let settings = state.control.settings();
     let run_id = run.id.clone();
     if let Err(e) = state
+        .runner
         .store
         .write(move |tx| store::cron_run_started(tx, &run_id))
         .await
@@ -103,7 +104,7 @@ async fn execute_one(
         answer: &attempt.answer,
         error: attempt.error.as_deref(),
     };
-    let home = state.home.dir.clone();
+    let home = state.runner.home.dir.clone();
     let rendered = output::render(&report);
     let written = write_output(home, &report, rendered).await;
     let mut error = attempt.error.clone();
@@ -142,6 +143,7 @@ async fn execute_one(
     let record = closed.clone();
     let session = attempt.session_id;
     let stored = state
+        .runner
         .store
         .write(move |tx| {
             if !session.is_empty() {
@@ -195,13 +197,13 @@ fn with_model(tree: &Value, model: &str) -> Value {
 }
 
 async fn attempt(
-    state: &Arc<DaemonState>,
+    state: &Arc<Cron>,
     job: &CronJobRow,
     run: &CronRunRow,
     settings: &CronSettings,
 ) -> Attempt {
-    let config = state.config();
-    let client = match state.http_client().await {
+    let config = state.runner.config();
+    let client = match state.runner.http_client().await {
         Ok(client) => client,
         Err(e) => return Attempt::failed(format!("cannot start the run: {e}"), ""),
     };
@@ -224,6 +226,7 @@ async fn attempt(
     };
     let run_id = run.id.clone();
     let session = state
+        .runner
         .store
         .write(move |tx| {
             let session = store::insert_session(tx, &new)?;
@@ -246,8 +249,8 @@ async fn attempt(
         toolsets: job.toolsets.clone(),
         context_from: None,
     };
-    let turn = agent::spawn_turn(state, session, chain, input);
-    let live = state.hub.get(&conversation);
+    let turn = agent::spawn_turn(&state.runner, session, chain, input);
+    let live = state.runner.hub.get(&conversation);
     let (joined, idle) = watch(turn, live, settings.inactivity_timeout).await;
     let outcome: Result<TurnOutcome, String> = match joined {
         Ok(Ok(outcome)) => Ok(outcome),
@@ -283,7 +286,7 @@ async fn attempt(
             TurnEnd::Interrupted => Attempt {
                 status: "interrupted",
                 answer: done.answer,
-                error: Some(if state.hub.is_stopping() {
+                error: Some(if state.runner.hub.is_stopping() {
                     format!("the run was interrupted: {}", crate::hub::STOPPING)
                 } else {
                     "the run was interrupted".into()
@@ -340,11 +343,11 @@ async fn watch(
 
 /// The job's skills as the run loads them: trusted and available ones in full, the others
 /// named with the reason.
-async fn load_skills(state: &Arc<DaemonState>, names: &[String]) -> Vec<JobSkill> {
+async fn load_skills(state: &Arc<Cron>, names: &[String]) -> Vec<JobSkill> {
     if names.is_empty() {
         return Vec::new();
     }
-    let services = &state.tool_services;
+    let services = &state.runner.tool_services;
     let settings = services.skills_settings();
     let roots = settings.roots(&services.hermes_home);
     let unavailable = |why: String| {

@@ -4,6 +4,7 @@
 //! one transaction before anything runs — a crash can lose a run, never repeat one — and their
 //! runs go off as tasks bounded by the permits.
 
+use super::Cron;
 use std::{sync::Arc, time::Duration};
 
 use chrono::Utc;
@@ -18,7 +19,6 @@ use super::{
 };
 use crate::{
     ids,
-    state::DaemonState,
     store::{self, Advance, CronJobRow, CronRunRow, StoreError},
 };
 
@@ -69,8 +69,8 @@ impl Timer {
 }
 
 /// Run the scheduler until the daemon stops.
-pub async fn run(state: Arc<DaemonState>) {
-    match state.store.write(store::recover_cron_runs).await {
+pub async fn run(state: Arc<Cron>) {
+    match state.runner.store.write(store::recover_cron_runs).await {
         Ok(interrupted) => {
             for run in &interrupted {
                 tracing::warn!(job = %run.job_id, run = %run.id, "cron run interrupted by a restart; not repeated");
@@ -94,26 +94,27 @@ pub async fn run(state: Arc<DaemonState>) {
                 Some(Utc::now().timestamp_millis() + 60_000)
             }
         };
-        timer.arm(next, &state.cron).await;
+        timer.arm(next, &state.control).await;
         tokio::select! {
-            () = state.shutdown.cancelled() => break,
-            () = state.cron.woken() => {}
+            () = state.runner.shutdown.cancelled() => break,
+            () = state.control.woken() => {}
         }
     }
     let _ = timer.scheduler.shutdown().await;
 }
 
 /// Start every due job; returns the next due time.
-async fn dispatch_due(state: &Arc<DaemonState>) -> Result<Option<i64>, StoreError> {
+async fn dispatch_due(state: &Arc<Cron>) -> Result<Option<i64>, StoreError> {
     let now = Utc::now().timestamp_millis();
     let due = state
+        .runner
         .store
         .read(move |conn| store::due_cron_jobs(conn, now))
         .await?;
     for job in due {
         dispatch(state, job, now).await?;
     }
-    state.store.read(store::next_cron_due).await
+    state.runner.store.read(store::next_cron_due).await
 }
 
 fn time(ms: i64) -> String {
@@ -153,11 +154,11 @@ fn missed_run(job: &CronJobRow, missed: &Missed, policy: MissedPolicy, now: i64)
 }
 
 /// Plan, advance and lease one due job, then start its runs.
-async fn dispatch(state: &Arc<DaemonState>, job: CronJobRow, now: i64) -> Result<(), StoreError> {
+async fn dispatch(state: &Arc<Cron>, job: CronJobRow, now: i64) -> Result<(), StoreError> {
     let Some(due) = job.next_run_at else {
         return Ok(());
     };
-    let settings = state.cron.settings();
+    let settings = state.control.settings();
     let schedule = match schedule_of(&job) {
         Ok(schedule) => schedule,
         Err(e) => return pause_broken(state, &job, e.to_string()).await,
@@ -216,6 +217,7 @@ async fn dispatch(state: &Arc<DaemonState>, job: CronJobRow, now: i64) -> Result
     };
     let to_lease = leases.clone();
     let applied = state
+        .runner
         .store
         .write(move |tx| {
             if !store::advance_cron_job(tx, &advance)? {
@@ -247,23 +249,25 @@ async fn dispatch(state: &Arc<DaemonState>, job: CronJobRow, now: i64) -> Result
             counts: true,
         };
         // Tracked by the hub: a stopping daemon interrupts the run and waits for its record.
-        drop(state.hub.spawn(run::execute(Arc::clone(state), batch)));
+        drop(
+            state
+                .runner
+                .hub
+                .spawn(run::execute(Arc::clone(state), batch)),
+        );
     }
     Ok(())
 }
 
 /// A job whose stored schedule cannot be read is paused with the reason, not retried forever.
-async fn pause_broken(
-    state: &Arc<DaemonState>,
-    job: &CronJobRow,
-    why: String,
-) -> Result<(), StoreError> {
+async fn pause_broken(state: &Arc<Cron>, job: &CronJobRow, why: String) -> Result<(), StoreError> {
     tracing::error!(job = %job.id, error = %why, "cron job paused: unreadable schedule");
     let mut paused = job.clone();
     paused.state = "paused".into();
     paused.paused_reason = Some(why.clone());
     paused.last_error = Some(why);
     state
+        .runner
         .store
         .write(move |tx| store::update_cron_job(tx, &paused).map(|_| ()))
         .await

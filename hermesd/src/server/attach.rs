@@ -38,7 +38,7 @@ struct Lease {
 impl Drop for Lease {
     fn drop(&mut self) {
         if let Some(live) = self.live.take() {
-            self.state.hub.release(live);
+            self.state.runner.hub.release(live);
         }
     }
 }
@@ -73,7 +73,7 @@ pub async fn attach(
         .read(move |conn| store::resolve_conversation(conn, &id))
         .await
         .map_err(convert::status)?;
-    let live = state.hub.load(&row);
+    let live = state.runner.hub.load(&row);
     if row.last_seq == 0 && row.message_count > 0 {
         // Messages without events (an imported conversation): announce the last ones once.
         let segment = row.id.clone();
@@ -282,7 +282,7 @@ async fn start_turn(
         session_id: Some(live.id()),
         ..agent::Target::default()
     };
-    match agent::prepare(state, target, &text).await {
+    match agent::prepare(&state.runner, target, &text).await {
         Ok((session, chain)) => {
             let input = agent::TurnInput {
                 text,
@@ -294,7 +294,7 @@ async fn start_turn(
             };
             // The turn runs on its own (or the input joins the running one); its events reach
             // every attached client.
-            drop(agent::submit(state, session, chain, input));
+            drop(agent::submit(&state.runner, session, chain, input));
         }
         Err(e) => notice(live, "input_rejected", &e.to_string()),
     }

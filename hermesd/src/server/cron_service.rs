@@ -148,7 +148,7 @@ impl pb::cron_server::Cron for CronService {
         request: Request<pb::AddCronJobRequest>,
     ) -> Result<Response<pb::AddCronJobResponse>, Status> {
         let given = request.into_inner().job.unwrap_or_default();
-        let added = manage::add(&self.state, spec(given))
+        let added = manage::add(&self.state.cron, spec(given))
             .await
             .map_err(status)?;
         Ok(Response::new(pb::AddCronJobResponse {
@@ -191,7 +191,7 @@ impl pb::cron_server::Cron for CronService {
         let req = request.into_inner();
         let given = req.job.unwrap_or_default();
         let id = required(&given.id)?.to_string();
-        let edited = manage::edit(&self.state, &id, spec(given), req.fields)
+        let edited = manage::edit(&self.state.cron, &id, spec(given), req.fields)
             .await
             .map_err(status)?;
         Ok(Response::new(pb::UpdateCronJobResponse {
@@ -204,7 +204,7 @@ impl pb::cron_server::Cron for CronService {
         request: Request<pb::PauseCronJobRequest>,
     ) -> Result<Response<pb::PauseCronJobResponse>, Status> {
         let req = request.into_inner();
-        let paused = manage::pause(&self.state, required(&req.id)?, &req.reason)
+        let paused = manage::pause(&self.state.cron, required(&req.id)?, &req.reason)
             .await
             .map_err(status)?;
         Ok(Response::new(pb::PauseCronJobResponse {
@@ -217,7 +217,7 @@ impl pb::cron_server::Cron for CronService {
         request: Request<pb::ResumeCronJobRequest>,
     ) -> Result<Response<pb::ResumeCronJobResponse>, Status> {
         let req = request.into_inner();
-        let resumed = manage::resume(&self.state, required(&req.id)?)
+        let resumed = manage::resume(&self.state.cron, required(&req.id)?)
             .await
             .map_err(status)?;
         Ok(Response::new(pb::ResumeCronJobResponse {
@@ -230,7 +230,7 @@ impl pb::cron_server::Cron for CronService {
         request: Request<pb::RemoveCronJobRequest>,
     ) -> Result<Response<pb::RemoveCronJobResponse>, Status> {
         let req = request.into_inner();
-        manage::remove(&self.state, required(&req.id)?)
+        manage::remove(&self.state.cron, required(&req.id)?)
             .await
             .map_err(status)?;
         Ok(Response::new(pb::RemoveCronJobResponse {}))
@@ -241,7 +241,7 @@ impl pb::cron_server::Cron for CronService {
         request: Request<pb::RunCronJobNowRequest>,
     ) -> Result<Response<pb::RunCronJobNowResponse>, Status> {
         let req = request.into_inner();
-        let started = manage::run_now(&self.state, required(&req.id)?, req.wait)
+        let started = manage::run_now(&self.state.cron, required(&req.id)?, req.wait)
             .await
             .map_err(status)?;
         Ok(Response::new(pb::RunCronJobNowResponse {

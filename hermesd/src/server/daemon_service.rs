@@ -35,7 +35,7 @@ impl pb::daemon_server::Daemon for DaemonService {
             uptime_s: state.started.elapsed().as_secs(),
             home: state.home.dir.display().to_string(),
             socket: state.socket.display().to_string(),
-            live_sessions: self.state.hub.len() as u32,
+            live_sessions: self.state.runner.hub.len() as u32,
             model: state.config().model.display(),
             db_bytes: state.store.size_bytes(),
             profile: state.home.profile.clone().unwrap_or_default(),

@@ -134,7 +134,7 @@ pub async fn serve(state: Arc<DaemonState>, listener: Listener) -> Result<(), Se
     let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Stopping]);
     // Turns, reviews and cron runs first: interrupted, they store how they ended, and the calls
     // waiting on them (Send, RunNow) can answer before the drain.
-    let still_running = state.hub.stop(STOP_TURNS_WITHIN).await;
+    let still_running = state.runner.hub.stop(STOP_TURNS_WITHIN).await;
     if still_running > 0 {
         tracing::warn!(
             still_running,

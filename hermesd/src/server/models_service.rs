@@ -121,7 +121,12 @@ impl ModelsService {
 
     async fn chain(&self) -> Result<llm::Chain, Status> {
         let config = self.state.config();
-        let client = self.state.http_client().await.map_err(Status::internal)?;
+        let client = self
+            .state
+            .runner
+            .http_client()
+            .await
+            .map_err(Status::internal)?;
         llm::chain_from_config(&config.tree, &config.env, client)
             .await
             .map_err(|e| Status::failed_precondition(e.to_string()))
@@ -131,6 +136,7 @@ impl ModelsService {
         let config = self.state.config();
         let (context, source) = self
             .state
+            .runner
             .model_metadata
             .context_length(&chain.client, endpoint, llm::context_override(&config.tree))
             .await;

@@ -21,6 +21,7 @@ async fn idle_conversation(
         .await
         .map_err(convert::status)?;
     if state
+        .runner
         .hub
         .get(&row.conversation_id)
         .is_some_and(|l| l.is_running())
@@ -141,7 +142,7 @@ pub async fn undo(state: &Arc<DaemonState>, id: String) -> Result<store::Undone,
         .write(move |tx| store::undo_last_exchange(tx, &segment))
         .await
         .map_err(convert::status)?;
-    if let Some(live) = state.hub.get(&row.conversation_id) {
+    if let Some(live) = state.runner.hub.get(&row.conversation_id) {
         live.emit_transient(
             "",
             Kind::Notice(pb::Notice {
@@ -172,7 +173,7 @@ pub async fn retry(state: &Arc<DaemonState>, id: String) -> Result<agent::TurnOu
         toolsets: Vec::new(),
         context_from: None,
     };
-    agent::send(state, target, input)
+    agent::send(&state.runner, target, input)
         .await
         .map_err(super::sessions_service::turn_status)
 }

@@ -44,7 +44,7 @@ const DELETED: &str = "the session was deleted";
 impl SessionsService {
     /// A stored session as clients see it: with its live state and attached clients.
     fn view(&self, row: store::SessionRow) -> pb::Session {
-        let live = self.state.hub.get(&row.conversation_id);
+        let live = self.state.runner.hub.get(&row.conversation_id);
         let mut session = convert::session(row);
         if let Some(live) = live {
             session.state = live.state() as i32;
@@ -185,9 +185,10 @@ impl pb::sessions_server::Sessions for SessionsService {
             .read(move |conn| store::resolve_conversation(conn, &lookup))
             .await
             .map_err(convert::status)?;
-        let deleted = agent::ending::delete_conversations(&self.state, vec![id.clone()], DELETED)
-            .await
-            .map_err(convert::status)?;
+        let deleted =
+            agent::ending::delete_conversations(&self.state.runner, vec![id.clone()], DELETED)
+                .await
+                .map_err(convert::status)?;
         tracing::info!(session = %id, sessions = deleted.len(), "session deleted");
         Ok(Response::new(pb::DeleteSessionResponse {
             deleted: deleted.len() as u32,
@@ -267,7 +268,7 @@ impl pb::sessions_server::Sessions for SessionsService {
             toolsets: Vec::new(),
             context_from: None,
         };
-        let outcome = agent::send(&self.state, target, input)
+        let outcome = agent::send(&self.state.runner, target, input)
             .await
             .map_err(turn_status)?;
         Ok(Response::new(outcome_response(outcome)?))
@@ -287,6 +288,7 @@ impl pb::sessions_server::Sessions for SessionsService {
             .map_err(convert::status)?;
         let was_running = self
             .state
+            .runner
             .hub
             .get(&row.conversation_id)
             .is_some_and(|live| live.interrupt());
@@ -335,7 +337,7 @@ impl pb::sessions_server::Sessions for SessionsService {
         request: Request<pb::CompressSessionRequest>,
     ) -> Result<Response<pb::CompressSessionResponse>, Status> {
         let id = required_id(&request.into_inner().id)?;
-        let done = agent::compress_conversation(&self.state, &id)
+        let done = agent::compress_conversation(&self.state.runner, &id)
             .await
             .map_err(|e| match e {
                 agent::CompressError::Store(e) => convert::status(e),
@@ -371,7 +373,7 @@ impl pb::sessions_server::Sessions for SessionsService {
             .map_or_else(|| self.state.home.dir.clone(), std::path::PathBuf::from);
         let report = session_ops::import_hermes(&self.state, home.clone()).await?;
         let cron_jobs = if req.include_cron {
-            let jobs = crate::cron::import::import_jobs(&self.state, &home)
+            let jobs = crate::cron::import::import_jobs(&self.state.cron, &home)
                 .await
                 .map_err(|e| {
                     Status::failed_precondition(format!(

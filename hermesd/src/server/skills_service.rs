@@ -26,6 +26,7 @@ pub struct SkillsService {
 impl SkillsService {
     fn roots(&self) -> Vec<PathBuf> {
         self.state
+            .runner
             .tool_services
             .skills_settings()
             .roots(&self.state.home.dir)
@@ -33,6 +34,7 @@ impl SkillsService {
 
     async fn view(&self) -> Result<Arc<SkillsView>, Status> {
         self.state
+            .runner
             .tool_services
             .skills
             .view(&self.state.store, self.roots())
@@ -44,10 +46,11 @@ impl SkillsService {
     fn cli_session(&self) -> SessionSkills {
         let config = self.state.config();
         self.state
+            .runner
             .registry
             .toolbox(
                 &ToolsetSelection::from_config(&config.tree),
-                &self.state.tool_services,
+                &self.state.runner.tool_services,
                 &[],
             )
             .session_skills("cli")
@@ -65,7 +68,7 @@ impl SkillsService {
         entries: impl Iterator<Item = (&'a SkillEntry, Option<&'a SkillRecord>)>,
     ) -> Vec<pb::Skill> {
         let session = self.cli_session();
-        let settings = self.state.tool_services.skills_settings();
+        let settings = self.state.runner.tool_services.skills_settings();
         let activation = session.activation(&settings);
         entries
             .map(|(entry, record)| {
@@ -216,7 +219,7 @@ impl pb::skills_server::Skills for SkillsService {
         })
         .await
         .map_err(|e| Status::internal(format!("installing stopped: {e}")))??;
-        let services = &self.state.tool_services;
+        let services = &self.state.runner.tool_services;
         services
             .skills
             .record_write(&self.state.store, target.clone(), name.clone(), "installed")
@@ -259,6 +262,7 @@ impl pb::skills_server::Skills for SkillsService {
             .map_err(|e| Status::internal(format!("removing stopped: {e}")))?
             .map_err(|e| Status::internal(format!("remove {}: {e}", dir.display())))?;
         self.state
+            .runner
             .tool_services
             .skills
             .forget(&self.state.store, &dir)
@@ -276,6 +280,7 @@ impl pb::skills_server::Skills for SkillsService {
         let name = request.into_inner().name;
         let record = self
             .state
+            .runner
             .tool_services
             .skills
             .trust(&self.state.store, self.roots(), &name)

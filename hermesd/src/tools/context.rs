@@ -124,8 +124,8 @@ pub struct ToolServices {
     skills_settings: std::sync::RwLock<Arc<SkillsSettings>>,
     /// The skills on disk and what hermesd knows about them.
     pub skills: SkillsLibrary,
-    /// Cron, for the `cronjob` tool.
-    pub cron: Arc<crate::cron::Control>,
+    /// Cron's narrow handle, for the `cronjob` tool.
+    pub cron: crate::cron::ops::CronOps,
 }
 
 impl std::fmt::Debug for ToolServices {
@@ -135,7 +135,7 @@ impl std::fmt::Debug for ToolServices {
 }
 
 impl ToolServices {
-    pub fn new(store: Store, hermes_home: PathBuf, cron: Arc<crate::cron::Control>) -> Self {
+    pub fn new(store: Store, hermes_home: PathBuf, cron: crate::cron::ops::CronOps) -> Self {
         Self {
             store,
             hermes_home,

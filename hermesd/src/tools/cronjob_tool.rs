@@ -8,7 +8,10 @@ use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, optional_str, required_str};
 use crate::{
-    cron::{CronError, JobSpec, manage},
+    cron::{
+        CronError, JobSpec,
+        ops::{Done, Op},
+    },
     guard::{ThreatScope, scan_for_threats},
     store::CronJobRow,
 };
@@ -189,13 +192,15 @@ impl Tool for CronjobTool {
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let action = required_str(&args, "action")?.trim().to_ascii_lowercase();
-        let daemon = ctx
-            .services
-            .cron
-            .daemon()
-            .ok_or_else(|| ToolError::Failed("hermesd is stopping".into()))?;
+        let cron = &ctx.services.cron;
         let job_id = || required_str(&args, "job_id").map(str::to_string);
         let done = |message: String, job: &CronJobRow| json!({"success": true, "message": message, "job": job_json(job)});
+        let job = |done: Done| match done {
+            Done::Job(job) => Ok(job),
+            _ => Err(ToolError::Failed(
+                "cron answered with something else".into(),
+            )),
+        };
         match action.as_str() {
             "create" => {
                 let (mut spec, _) = spec(&args)?;
@@ -203,48 +208,55 @@ impl Tool for CronjobTool {
                     json!({"platform": ctx.settings.skills.platform, "session_id": ctx.session_id})
                         .to_string(),
                 );
-                let job = manage::add(&daemon, spec).await.map_err(failure)?;
+                let job = job(cron.call(Op::Add(spec)).await.map_err(failure)?)?;
                 Ok(done(
                     format!("Scheduled job {} ({}).", job.id, job.schedule),
                     &job,
                 ))
             }
             "list" => {
-                let jobs = daemon
-                    .store
-                    .read(crate::store::cron_jobs)
-                    .await
-                    .map_err(|e| ToolError::Failed(e.to_string()))?;
+                let Done::Jobs(jobs) = cron.call(Op::List).await.map_err(failure)? else {
+                    return Err(ToolError::Failed(
+                        "cron answered with something else".into(),
+                    ));
+                };
                 Ok(json!({"success": true, "count": jobs.len(),
                           "jobs": jobs.iter().map(job_json).collect::<Vec<_>>()}))
             }
             "update" => {
                 let (spec, fields) = spec(&args)?;
-                let job = manage::edit(&daemon, &job_id()?, spec, fields)
-                    .await
-                    .map_err(failure)?;
+                let op = Op::Edit {
+                    id: job_id()?,
+                    spec,
+                    fields,
+                };
+                let job = job(cron.call(op).await.map_err(failure)?)?;
                 Ok(done(format!("Updated job {}.", job.id), &job))
             }
             "pause" => {
-                let job = manage::pause(&daemon, &job_id()?, "paused by the agent")
-                    .await
-                    .map_err(failure)?;
+                let op = Op::Pause {
+                    id: job_id()?,
+                    reason: "paused by the agent".into(),
+                };
+                let job = job(cron.call(op).await.map_err(failure)?)?;
                 Ok(done(format!("Paused job {}.", job.id), &job))
             }
             "resume" => {
-                let job = manage::resume(&daemon, &job_id()?).await.map_err(failure)?;
+                let job = job(cron.call(Op::Resume(job_id()?)).await.map_err(failure)?)?;
                 Ok(done(format!("Resumed job {}.", job.id), &job))
             }
             "remove" => {
-                let job = manage::remove(&daemon, &job_id()?).await.map_err(failure)?;
+                let job = job(cron.call(Op::Remove(job_id()?)).await.map_err(failure)?)?;
                 Ok(
                     json!({"success": true, "message": format!("Removed job {} ({}).", job.id, job.name)}),
                 )
             }
             "run" => {
-                let run = manage::run_now(&daemon, &job_id()?, false)
-                    .await
-                    .map_err(failure)?;
+                let Done::Run(run) = cron.call(Op::Run(job_id()?)).await.map_err(failure)? else {
+                    return Err(ToolError::Failed(
+                        "cron answered with something else".into(),
+                    ));
+                };
                 Ok(
                     json!({"success": true, "run_id": run.id, "job_id": run.job_id,
                           "message": "The job is running now; its result is delivered as usual."}),
