@@ -45,8 +45,8 @@ pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), Serv
     let services = Arc::clone(&state.runner.tool_services);
     tokio::spawn(async move { services.refresh_login_env().await });
     tokio::spawn(agent::evict_idle_sessions(Arc::clone(&state.runner)));
-    tokio::spawn(maintenance::auto_prune(Arc::clone(&state)));
-    tokio::spawn(maintenance::merge_indexes(Arc::clone(&state)));
+    tokio::spawn(maintenance::auto_prune(Arc::clone(&state.runner)));
+    tokio::spawn(maintenance::merge_indexes(Arc::clone(&state.runner)));
     tokio::spawn(cron::scheduler::run(Arc::clone(&state.cron)));
     tokio::spawn(cron::retention::sweep(Arc::clone(&state.cron)));
     if let Some(requests) = state.take_cron_requests() {

@@ -5,7 +5,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use crate::{state::DaemonState, store};
+use crate::{agent::TurnRunner, store};
 
 /// Free pages returned per step; each step holds the writer for a moment only.
 const VACUUM_PAGES_PER_STEP: u32 = 256;
@@ -53,7 +53,7 @@ impl Retention {
 /// Remove conversations whose last activity is more than `days` days old, except live ones;
 /// with `dry_run`, only count them. Space is given back in the background afterwards.
 pub async fn prune(
-    state: &Arc<DaemonState>,
+    state: &Arc<TurnRunner>,
     days: u32,
     dry_run: bool,
 ) -> Result<Pruned, store::StoreError> {
@@ -64,7 +64,6 @@ pub async fn prune(
         .await?;
     let (live, idle): (Vec<String>, Vec<String>) = stale.into_iter().partition(|id| {
         state
-            .runner
             .hub
             .find(id)
             .is_some_and(|l| l.is_running() || l.clients() > 0)
@@ -77,8 +76,7 @@ pub async fn prune(
         return Ok(pruned);
     }
     let removed =
-        crate::agent::ending::delete_conversations(&state.runner, idle, "the session was pruned")
-            .await?;
+        crate::agent::ending::delete_conversations(state, idle, "the session was pruned").await?;
     tracing::info!(
         conversations = pruned.conversations,
         sessions = removed.len(),
@@ -92,7 +90,7 @@ pub async fn prune(
 }
 
 /// Give free pages back to the file system, a few at a time, off the hot path.
-pub fn spawn_vacuum(state: &Arc<DaemonState>) {
+pub fn spawn_vacuum(state: &Arc<TurnRunner>) {
     let store = state.store.clone();
     tokio::spawn(async move {
         let mut returned_steps = 0u32;
@@ -124,7 +122,7 @@ pub fn spawn_vacuum(state: &Arc<DaemonState>) {
 /// Merge the full-text indexes' segments a step at a time, every minute, until the daemon stops.
 /// (Their automatic merging on commit is off, see migration 6; FTS5 still merges on its own if
 /// 16 segments of one level ever pile up.)
-pub async fn merge_indexes(state: Arc<DaemonState>) {
+pub async fn merge_indexes(state: Arc<TurnRunner>) {
     loop {
         tokio::select! {
             () = state.shutdown.cancelled() => return,
@@ -160,7 +158,7 @@ pub async fn merge_indexes(state: Arc<DaemonState>) {
 
 /// Prune daily while `sessions.auto_prune` is on (checked at each tick, so a reload applies),
 /// until the daemon stops.
-pub async fn auto_prune(state: Arc<DaemonState>) {
+pub async fn auto_prune(state: Arc<TurnRunner>) {
     loop {
         let retention = Retention::from_config(&state.config().tree);
         if retention.auto_prune

@@ -58,7 +58,7 @@ impl DaemonState {
         let tool_services = Arc::new(crate::tools::ToolServices::new(
             store.clone(),
             home.dir.clone(),
-            cron_ops,
+            Arc::new(cron_ops),
         ));
         tool_services.apply_config(&config.tree);
         let shutdown = CancellationToken::new();

@@ -21,6 +21,7 @@ pub mod run;
 pub mod schedule;
 pub mod scheduler;
 pub mod settings;
+mod tool;
 
 pub use control::Control;
 pub use jobs::{JobError, JobSpec};

@@ -40,7 +40,7 @@ pub enum Op {
 /// What an operation gave back.
 #[derive(Debug)]
 pub enum Done {
-    Job(CronJobRow),
+    Job(Box<CronJobRow>),
     Jobs(Vec<CronJobRow>),
     Run(CronRunRow),
 }
@@ -94,7 +94,7 @@ pub async fn serve(cron: Arc<Cron>, CronRequests(mut queue): CronRequests) {
 
 async fn execute(cron: &Arc<Cron>, op: Op) -> Result<Done, CronError> {
     Ok(match op {
-        Op::Add(spec) => Done::Job(manage::add(cron, spec).await?),
+        Op::Add(spec) => Done::Job(Box::new(manage::add(cron, spec).await?)),
         Op::List => Done::Jobs(
             cron.runner
                 .store
@@ -102,10 +102,12 @@ async fn execute(cron: &Arc<Cron>, op: Op) -> Result<Done, CronError> {
                 .await
                 .map_err(CronError::from)?,
         ),
-        Op::Edit { id, spec, fields } => Done::Job(manage::edit(cron, &id, spec, fields).await?),
-        Op::Pause { id, reason } => Done::Job(manage::pause(cron, &id, &reason).await?),
-        Op::Resume(id) => Done::Job(manage::resume(cron, &id).await?),
-        Op::Remove(id) => Done::Job(manage::remove(cron, &id).await?),
+        Op::Edit { id, spec, fields } => {
+            Done::Job(Box::new(manage::edit(cron, &id, spec, fields).await?))
+        }
+        Op::Pause { id, reason } => Done::Job(Box::new(manage::pause(cron, &id, &reason).await?)),
+        Op::Resume(id) => Done::Job(Box::new(manage::resume(cron, &id).await?)),
+        Op::Remove(id) => Done::Job(Box::new(manage::remove(cron, &id).await?)),
         Op::Run(id) => Done::Run(manage::run_now(cron, &id, false).await?),
     })
 }

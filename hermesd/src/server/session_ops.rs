@@ -189,7 +189,7 @@ pub async fn prune(
             "say how old a session must be to go (older_than_days ≥ 1, e.g. --older-than 30d)",
         ));
     }
-    maintenance::prune(state, days, dry_run)
+    maintenance::prune(&state.runner, days, dry_run)
         .await
         .map_err(convert::status)
 }

@@ -32,6 +32,24 @@ pub enum ApprovalDecision {
     Denied(String),
 }
 
+/// The chat a `cronjob` call came from (a job made there is delivered back to it).
+#[derive(Debug, Clone)]
+pub struct CronOrigin {
+    pub platform: String,
+    pub session_id: String,
+}
+
+/// Cron as the `cronjob` tool reaches it: one call per tool call, the model's arguments in, the
+/// result the model reads out. Cron implements it (`cron/tool.rs`); tools never see cron.
+#[async_trait]
+pub trait CronHandle: Send + Sync {
+    async fn cronjob(
+        &self,
+        args: serde_json::Value,
+        origin: CronOrigin,
+    ) -> Result<serde_json::Value, super::ToolError>;
+}
+
 /// The turn a tool call belongs to, as the tool sees it.
 #[async_trait]
 pub trait TurnPort: Send + Sync {
@@ -124,8 +142,8 @@ pub struct ToolServices {
     skills_settings: std::sync::RwLock<Arc<SkillsSettings>>,
     /// The skills on disk and what hermesd knows about them.
     pub skills: SkillsLibrary,
-    /// Cron's narrow handle, for the `cronjob` tool.
-    pub cron: crate::cron::ops::CronOps,
+    /// Cron as the `cronjob` tool reaches it.
+    pub cron: Arc<dyn CronHandle>,
 }
 
 impl std::fmt::Debug for ToolServices {
@@ -135,7 +153,7 @@ impl std::fmt::Debug for ToolServices {
 }
 
 impl ToolServices {
-    pub fn new(store: Store, hermes_home: PathBuf, cron: crate::cron::ops::CronOps) -> Self {
+    pub fn new(store: Store, hermes_home: PathBuf, cron: Arc<dyn CronHandle>) -> Self {
         Self {
             store,
             hermes_home,

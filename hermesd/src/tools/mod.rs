@@ -23,9 +23,10 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 pub use context::{
-    ApprovalDecision, ApprovalRequest, SessionScope, SessionSkills, TodoItem, ToolContext,
-    ToolServices, ToolSettings, TurnPort,
+    ApprovalDecision, ApprovalRequest, CronHandle, CronOrigin, SessionScope, SessionSkills,
+    TodoItem, ToolContext, ToolServices, ToolSettings, TurnPort,
 };
+pub use cronjob_tool::CRONJOB_ACTIONS;
 pub use parallel::{Concurrency, MAX_PARALLEL, plan_batch};
 pub use registry::{Registry, ToolOutcome, Toolbox, ToolsetSelection};
 pub use spill::{spill_dir, spill_root};
