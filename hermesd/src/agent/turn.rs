@@ -235,10 +235,13 @@ impl Turn {
                 completion.tool_calls.clone()
             };
             let stored = self.store_assistant(&completion, &calls)?;
+            let mut commit_wait = std::time::Duration::ZERO;
             if !calls.is_empty() {
                 // The calls are durable before any of them runs: a crash or power loss while a
                 // tool works leaves the request that started it, never a tool without a cause.
+                let waiting = std::time::Instant::now();
                 stored.wait().await?;
+                commit_wait = waiting.elapsed();
             }
             messages.push(ChatMessage {
                 role: Some(Role::Assistant),
@@ -266,12 +269,15 @@ impl Turn {
             let tools_before = tally.tool_time;
             let stop = self.run_tools(&calls, messages, &mut guard, tally).await?;
             let tool_time = tally.tool_time - tools_before;
-            let overhead = began.elapsed().saturating_sub(model_time + tool_time);
+            let overhead = began
+                .elapsed()
+                .saturating_sub(model_time + tool_time + commit_wait);
             tracing::debug!(
                 session = %self.session_id(),
                 iteration = tally.iterations,
                 model_us = model_time.as_micros() as u64,
                 tools_us = tool_time.as_micros() as u64,
+                commit_wait_us = commit_wait.as_micros() as u64,
                 overhead_us = overhead.as_micros() as u64,
                 "iteration"
             );

@@ -146,7 +146,14 @@ impl Store {
                 .map_err(|_| StoreError::Task("writer connection poisoned".into()))?;
             let tx = conn.transaction().map_err(StoreError::sql("begin"))?;
             let value = f(&tx)?;
+            let committing = std::time::Instant::now();
             tx.commit().map_err(StoreError::sql("commit"))?;
+            // The commit's own time is the WAL fsync under synchronous = FULL (bench-agent
+            // reads these lines at debug level).
+            tracing::debug!(
+                commit_us = committing.elapsed().as_micros() as u64,
+                "commit"
+            );
             Ok(value)
         })
         .await

@@ -119,12 +119,41 @@ async fn main() {
     assert!(!overheads.is_empty(), "no iteration lines in the log");
     rows.push(Row::from_samples(
         format!(
-            "agent overhead per iteration, excluding model and tool ({} iterations)",
+            "agent overhead per iteration, excluding model, tool and commit wait ({} iterations)",
             overheads.len()
         ),
         &mut overheads,
         "< 1 ms (Python: ~40 ms)",
     ));
+    let micros_after = |key: &str| -> Vec<std::time::Duration> {
+        log.lines()
+            .filter_map(|l| l.split(key).nth(1))
+            .filter_map(|v| v.split_whitespace().next()?.parse().ok())
+            .map(std::time::Duration::from_micros)
+            .collect()
+    };
+    // Each iteration that ran tools first waited for its assistant message to be committed.
+    // (A daemon from before issue 16 logs neither; its rows are left out.)
+    let mut waits = micros_after("commit_wait_us=");
+    if !waits.is_empty() {
+        rows.push(Row::from_samples(
+            "commit wait per tool iteration (the tool calls stored before they run)".into(),
+            &mut waits,
+            "",
+        ));
+    }
+    // Every transaction's commit: under synchronous = FULL, the WAL fsync.
+    let mut commits = micros_after("commit_us=");
+    if !commits.is_empty() {
+        rows.push(Row::from_samples(
+            format!(
+                "fsync per commit (synchronous = FULL, {} commits)",
+                commits.len()
+            ),
+            &mut commits,
+            "",
+        ));
+    }
 
     // For scale: one whole turn with no tool (one model call, user and answer stored).
     let mut turns = Vec::new();
@@ -173,6 +202,34 @@ async fn main() {
         "hermesctl send, one terminal call + answer, whole process".into(),
         &mut samples,
         "< 60 ms (Python -z: 3.5 s)",
+    ));
+    // 3. hermesctl send with a turn of 20 tool calls (todo writes), whole process.
+    let mut twenty = Vec::new();
+    for _ in 0..(runs / 3).max(3) {
+        server.push(Reply::tool_loop(
+            "todo",
+            r#"{"todos": [{"id": "{n}", "content": "step", "status": "pending"}], "merge": true}"#,
+            20,
+            "twenty done",
+        ));
+        let mut command = home.command(&ctl);
+        command
+            .args(["send", "--cwd", &cwd, "twenty steps"])
+            .stdout(Stdio::piped());
+        let began = Instant::now();
+        let output = tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap();
+        twenty.push(began.elapsed());
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout).trim(),
+            "twenty done"
+        );
+    }
+    rows.push(Row::from_samples(
+        "hermesctl send, a 20-call turn, whole process".into(),
+        &mut twenty,
+        "within 25% of the tree before issue 16",
     ));
     let rss = rss_kib(daemon_pid(&home));
     rows.push(Row {
