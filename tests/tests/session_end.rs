@@ -120,7 +120,23 @@ async fn deleting_a_conversation_removes_its_reviews_spilled_results_and_process
         loaded["live_sessions"], 3,
         "two conversations and a review: {loaded}"
     );
+    let mut watching = Attached::open(&home.socket(), &id, 0, true).await;
+    watching.until("replay_done").await;
     home.ctl_async(&["sessions", "rm", &id]).await.ok();
+    // A client attached to the deleted conversation sees its stream end.
+    let ended = loop {
+        match tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            watching.events.message(),
+        )
+        .await
+        .expect("the stream ends within 20 s")
+        {
+            Ok(Some(_)) => continue,
+            Ok(None) | Err(_) => break true,
+        }
+    };
+    assert!(ended);
 
     assert!(
         !std::path::Path::new(&process).exists(),

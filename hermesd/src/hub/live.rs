@@ -190,6 +190,11 @@ impl LiveSession {
         self.outbox.subscribe()
     }
 
+    /// End every attached client's stream (the conversation is gone).
+    pub(super) fn close_subscriptions(&self) {
+        self.outbox.close();
+    }
+
     /// Clients attached now.
     pub fn clients(&self) -> usize {
         self.clients.load(Ordering::SeqCst)

@@ -84,10 +84,14 @@ impl Hub {
             .cloned()
     }
 
-    /// Unload the conversation (it was deleted): its publisher ends once its queue is stored,
-    /// and its clients' streams end.
+    /// Unload the conversation (it was deleted): its attached clients' streams end now, and its
+    /// publisher ends once its queue is stored and the last user lets go.
     pub fn remove(&self, conversation_id: &str) -> Option<Arc<LiveSession>> {
-        self.lock().remove(conversation_id)
+        let removed = self.lock().remove(conversation_id);
+        if let Some(live) = &removed {
+            live.close_subscriptions();
+        }
+        removed
     }
 
     /// Note that a user of `live` is done; once nothing uses it, its idle time starts.

@@ -57,7 +57,9 @@ async fn main() {
     println!(
         "Database growth, one conversation, a background review after every turn ({turns} turns)\n"
     );
-    println!("| turns | reviews | messages | database | bytes per message |\n|---|---|---|---|---|");
+    println!(
+        "| turns | reviews | messages | database | bytes per message |\n|---|---|---|---|---|"
+    );
     for turn in 1..=turns {
         let reply = sessions
             .send(pb::SendRequest {
