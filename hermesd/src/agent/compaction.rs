@@ -18,7 +18,7 @@ use super::{
     history,
 };
 use crate::{
-    hub::LiveSession,
+    hub::TurnHandle,
     llm::{ChatMessage, Role},
     store::{self, NewMessage, StoreError},
 };
@@ -110,7 +110,7 @@ pub enum Skipped {
 /// Compression for one live conversation.
 pub struct Compactor<'a> {
     pub state: &'a Arc<TurnRunner>,
-    pub live: &'a Arc<LiveSession>,
+    pub live: &'a TurnHandle,
     pub settings: CompactionSettings,
     pub context_length: u64,
     pub cancel: &'a CancellationToken,

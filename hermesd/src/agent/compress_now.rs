@@ -74,7 +74,7 @@ pub async fn compress_conversation(
         let cancel = state.shutdown.child_token();
         let compactor = Compactor {
             state,
-            live: &live,
+            live: &crate::hub::TurnHandle::new(std::sync::Arc::clone(&live)),
             settings: CompactionSettings::from_config(&config.tree),
             context_length,
             cancel: &cancel,

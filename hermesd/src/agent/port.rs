@@ -2,13 +2,13 @@
 //! questions go to the attached interactive clients and wait for the first answer, the timeout
 //! (a deny), or an interrupt.
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use hermes_proto::pb::{self, session_event::Kind};
 use tokio_util::sync::CancellationToken;
 
-use crate::hub::{Answer, LiveSession};
+use crate::hub::{Answer, TurnHandle};
 use crate::{
     ids,
     store::{Store, StoreError},
@@ -31,7 +31,7 @@ pub struct ApprovalPolicy {
 }
 
 pub struct LivePort {
-    pub live: Arc<LiveSession>,
+    pub live: TurnHandle,
     pub turn_id: String,
     pub store: Store,
     pub policy: ApprovalPolicy,
@@ -114,11 +114,7 @@ impl TurnPort for LivePort {
         if self.policy.off {
             return ApprovalDecision::Approved;
         }
-        let session_ok = self
-            .live
-            .approved_keys
-            .lock()
-            .is_ok_and(|keys| keys.contains(&request.pattern_key));
+        let session_ok = self.live.approved_for_session(&request.pattern_key);
         if session_ok || self.policy.allowlist.contains(&request.pattern_key) {
             return ApprovalDecision::Approved;
         }
@@ -168,9 +164,7 @@ impl TurnPort for LivePort {
         match decision.as_str() {
             "once" | "yes" | "y" | "approve" => ApprovalDecision::Approved,
             "session" => {
-                if let Ok(mut keys) = self.live.approved_keys.lock() {
-                    keys.insert(request.pattern_key);
-                }
+                self.live.approve_for_session(&request.pattern_key);
                 ApprovalDecision::Approved
             }
             "always" => {

@@ -14,7 +14,7 @@ use super::{
     TurnInput, history::parse_tool_calls, review_prompts, session::spawn_turn, turn::TurnOutcome,
 };
 use crate::{
-    hub::LiveSession,
+    hub::TurnHandle,
     llm,
     store::{self, Lineage, NewSession, SessionRow},
 };
@@ -109,7 +109,7 @@ impl LearningCounters {
 /// After a finished turn of `session`: count it, and start a review in the background when due.
 pub fn after_turn(
     state: &Arc<TurnRunner>,
-    live: &LiveSession,
+    live: &TurnHandle,
     session: &SessionRow,
     outcome: &TurnOutcome,
     tools: &[&str],

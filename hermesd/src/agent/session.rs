@@ -348,10 +348,13 @@ async fn run(
     allowlist.extend(state.store.read(port::stored_allowlist).await?);
     let unattended = session.source == "cron";
     let turn_id = ids::short_id("turn");
+    // The turn and its tools get a narrow handle on the live session; beginning and ending the
+    // turn stay here.
+    let handle = crate::hub::TurnHandle::new(Arc::clone(live));
     let cancel = state.hub.begin_turn(live);
     live.set_state(&turn_id, hermes_proto::pb::SessionState::Running);
     let port = Arc::new(LivePort {
-        live: Arc::clone(live),
+        live: handle.clone(),
         turn_id: turn_id.clone(),
         store: state.store.clone(),
         policy: ApprovalPolicy {
@@ -370,7 +373,7 @@ async fn run(
     });
     let turn = Turn {
         state: Arc::clone(state),
-        live: Arc::clone(live),
+        live: handle.clone(),
         segment: std::sync::Mutex::new(session.id.clone()),
         turn_id: turn_id.clone(),
         cancel,
@@ -393,11 +396,11 @@ async fn run(
     };
     let outcome = turn.drive(&input.text, &input.source_client).await;
     if let Ok(done) = &outcome {
-        review::after_turn(state, live, &session, done, &tool_names);
+        review::after_turn(state, &handle, &session, done, &tool_names);
         let first_exchange = session.message_count == 0 && session.title.is_none();
         if first_exchange && done.end == TurnEnd::Finished && !reviewing && session.source != "cron"
         {
-            super::title::after_turn(state, live, &input.text, &done.answer);
+            super::title::after_turn(state, &handle, &input.text, &done.answer);
         }
     }
     if let Err(e) = &outcome {

@@ -9,7 +9,7 @@ use hermes_proto::pb::{self, session_event::Kind};
 use tokio_util::sync::CancellationToken;
 
 use super::auxiliary;
-use crate::hub::LiveSession;
+use crate::hub::TurnHandle;
 use crate::{
     llm::{ChatMessage, ChatRequest},
     store::{self, StoreError},
@@ -75,12 +75,12 @@ pub fn clean(answer: &str) -> Option<String> {
 
 /// After a finished turn: title the conversation in the background if it has none yet and
 /// this was its first exchange.
-pub fn after_turn(state: &Arc<TurnRunner>, live: &Arc<LiveSession>, user: &str, answer: &str) {
+pub fn after_turn(state: &Arc<TurnRunner>, live: &TurnHandle, user: &str, answer: &str) {
     if !enabled(&state.config().tree) || answer.trim().is_empty() {
         return;
     }
     let state = Arc::clone(state);
-    let live = Arc::clone(live);
+    let live = live.clone();
     let request = request(user, answer);
     tokio::spawn(async move {
         let id = live.id();

@@ -14,7 +14,7 @@ use super::{
     port::LivePort, repair, settings::TurnSettings,
 };
 use crate::{
-    hub::{LiveSession, PendingWrite},
+    hub::{PendingWrite, TurnHandle},
     llm::{
         self, Chain, ChainNotice, ChatMessage, ChatRequest, Completion, ErrorClass, LlmError, Role,
         StreamEvent, ToolCall, Usage,
@@ -56,7 +56,7 @@ pub struct TurnOutcome {
 /// Everything a running turn holds.
 pub(super) struct Turn {
     pub state: Arc<TurnRunner>,
-    pub live: Arc<LiveSession>,
+    pub live: TurnHandle,
     /// The conversation's newest segment: changes when the context is compressed mid-turn.
     pub segment: std::sync::Mutex<String>,
     pub turn_id: String,
@@ -344,7 +344,7 @@ impl Turn {
             max_tokens: None,
         };
         tally.iterations += 1;
-        let live = Arc::clone(&self.live);
+        let live = self.live.clone();
         let turn_id = self.turn_id.clone();
         let mut forward = move |event: StreamEvent| match event {
             StreamEvent::Text(text) => {
@@ -363,7 +363,7 @@ impl Turn {
             StreamEvent::ToolCallStarted { .. } | StreamEvent::ToolCallDelta { .. } => {}
         };
         let mut sink: llm::EventSink<'_> = &mut forward;
-        let live = Arc::clone(&self.live);
+        let live = self.live.clone();
         let turn_id = self.turn_id.clone();
         let mut notice = move |n: ChainNotice| {
             let (kind, text) = match n {

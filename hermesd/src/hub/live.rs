@@ -54,7 +54,7 @@ pub struct LiveSession {
     pending: Mutex<HashMap<String, oneshot::Sender<Answer>>>,
     interactive: AtomicUsize,
     /// Danger patterns the user approved for this session.
-    pub approved_keys: Mutex<HashSet<String>>,
+    pub(super) approved_keys: Mutex<HashSet<String>>,
     state: Mutex<pb::SessionState>,
     /// Clients attached now, interactive or not.
     clients: AtomicUsize,

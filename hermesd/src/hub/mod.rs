@@ -13,6 +13,7 @@ mod inbox;
 mod live;
 mod publisher;
 pub mod replay;
+mod turn_handle;
 
 use std::{
     collections::HashMap,
@@ -26,6 +27,7 @@ pub use inbox::INBOX_BUDGET;
 pub use live::{Answer, ClientGuard, InteractiveGuard, LiveSession};
 pub use publisher::{PendingWrite, PersistFn, RESERVE_BLOCK};
 use tokio_util::task::TaskTracker;
+pub use turn_handle::TurnHandle;
 
 use crate::store::{SessionRow, Store};
 
