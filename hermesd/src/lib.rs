@@ -47,6 +47,7 @@ pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), Serv
     tokio::spawn(agent::evict_idle_sessions(Arc::clone(&state)));
     tokio::spawn(maintenance::auto_prune(Arc::clone(&state)));
     tokio::spawn(maintenance::merge_indexes(Arc::clone(&state)));
+    tokio::spawn(maintenance::age_tool_results(Arc::clone(&state)));
     state.cron.attach(&state);
     tokio::spawn(cron::scheduler::run(Arc::clone(&state)));
     tokio::spawn(cron::retention::sweep(Arc::clone(&state)));
