@@ -31,6 +31,8 @@ pub use state::DaemonState;
 pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), ServeError> {
     // Signal handlers first: a SIGTERM right after READY must find them installed.
     server::spawn_signal_handler(Arc::clone(&state));
+    // Background processes a killed predecessor left running are stopped before READY.
+    state.tool_services.processes.recover_orphans().await;
     let serving = server::serve(Arc::clone(&state), listener);
     // The listener is already bound: connections queue in the backlog until the server accepts,
     // so the socket answers from here on.
