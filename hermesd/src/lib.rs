@@ -31,6 +31,8 @@ pub use state::DaemonState;
 pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), ServeError> {
     // Signal handlers first: a SIGTERM right after READY must find them installed.
     server::spawn_signal_handler(Arc::clone(&state));
+    // Background processes a killed predecessor left running are stopped before READY.
+    state.runner.tool_services.processes.recover_orphans().await;
     let serving = server::serve(Arc::clone(&state), listener);
     // The listener is already bound: connections queue in the backlog until the server accepts,
     // so the socket answers from here on.
@@ -47,6 +49,7 @@ pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), Serv
     tokio::spawn(agent::evict_idle_sessions(Arc::clone(&state.runner)));
     tokio::spawn(maintenance::auto_prune(Arc::clone(&state.runner)));
     tokio::spawn(maintenance::merge_indexes(Arc::clone(&state.runner)));
+    tokio::spawn(maintenance::age_tool_results(Arc::clone(&state.runner)));
     tokio::spawn(cron::scheduler::run(Arc::clone(&state.cron)));
     tokio::spawn(cron::retention::sweep(Arc::clone(&state.cron)));
     if let Some(requests) = state.take_cron_requests() {

@@ -1,9 +1,14 @@
-//! Keeping the database bounded and fast: pruning conversations older than the retention period
-//! (on request, or daily when `sessions.auto_prune` is on), returning freed pages to the file
-//! system in small incremental-vacuum steps, and merging the full-text indexes' segments — all
-//! on background tasks in short steps, never in the path of a turn.
+//! Keeping the database and the home bounded and fast: pruning conversations older than the
+//! retention period (on request, or daily when `sessions.auto_prune` is on), returning freed pages
+//! to the file system in small incremental-vacuum steps, merging the full-text indexes' segments,
+//! and aging spilled tool results (`tool_results`) — all on background tasks in short steps, never
+//! in the path of a turn.
+
+mod tool_results;
 
 use std::{sync::Arc, time::Duration};
+
+pub use tool_results::{Aged, age_tool_results};
 
 use crate::{agent::TurnRunner, store};
 

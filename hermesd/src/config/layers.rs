@@ -87,6 +87,7 @@ const KNOWN_TOP_LEVEL: &[&str] = &[
     "timezone",
     "tool_loop_guardrails",
     "tool_output",
+    "tool_results",
     "tools",
     "toolsets",
     "tts",

@@ -9,6 +9,7 @@ mod env_blocklist;
 mod local;
 mod output;
 mod process;
+mod process_record;
 mod process_session;
 mod process_tool;
 mod schema;
@@ -21,6 +22,7 @@ pub use env::{
 };
 pub use local::{RunOutcome, RunRequest, RunResult, run_foreground};
 pub use process::{CompletionEvent, ProcessRegistry, RegistryConfig, Spawned};
+pub use process_record::FILE_NAME as PROCESS_RECORD_FILE;
 pub use process_tool::is_polling_action;
 pub use schema::{process_schema, terminal_schema};
 pub use terminal::{

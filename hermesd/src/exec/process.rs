@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::hash::{BuildHasher, Hasher};
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
@@ -18,6 +18,7 @@ use tokio::sync::{broadcast, watch};
 
 use super::ansi::strip_ansi;
 use super::output::RollingText;
+use super::process_record::{self, Record, Snapshot};
 use super::process_session::{Session, SessionState, drive};
 use super::shell::{EXIT_DRAIN_MAX, resolve_safe_cwd_async, spawn_shell, terminate_group};
 
@@ -34,6 +35,9 @@ pub struct RegistryConfig {
     pub max_wait_secs: u64,
     /// SIGTERM-to-SIGKILL grace when killing (2 s).
     pub kill_grace: Duration,
+    /// Where the running processes are recorded for the next start
+    /// (`$HERMES_HOME/processes.json`); `None`: nowhere.
+    pub record: Option<PathBuf>,
 }
 
 /// Running background processes one conversation may have (`terminal.max_background`).
@@ -47,6 +51,7 @@ impl Default for RegistryConfig {
             max_processes: 64,
             max_wait_secs: 180,
             kill_grace: Duration::from_secs(2),
+            record: None,
         }
     }
 }
@@ -87,6 +92,8 @@ pub(super) struct Table {
 pub(super) struct Shared {
     pub(super) config: RegistryConfig,
     table: Mutex<Table>,
+    /// The record file, when [`RegistryConfig::record`] names one.
+    pub(super) record: Option<Arc<Record>>,
     completions: broadcast::Sender<CompletionEvent>,
     id_counter: AtomicU64,
     /// `terminal.max_background`: running processes per owner.
@@ -124,10 +131,15 @@ impl ProcessRegistry {
     /// An empty registry.
     pub fn new(config: RegistryConfig) -> Self {
         let (completions, _) = broadcast::channel(64);
+        let record = config
+            .record
+            .clone()
+            .map(|path| Arc::new(Record::new(path)));
         Self {
             shared: Arc::new(Shared {
                 config,
                 table: Mutex::new(Table::default()),
+                record,
                 completions,
                 id_counter: AtomicU64::new(0),
                 max_per_owner: std::sync::atomic::AtomicUsize::new(DEFAULT_MAX_BACKGROUND),
@@ -211,8 +223,11 @@ impl ProcessRegistry {
         env.push(("PYTHONUNBUFFERED".into(), "1".into()));
         let shell = spawn_shell(command, &cwd, &env, true)?;
         let pid = u32::try_from(shell.pgid.as_raw()).unwrap_or(0);
+        // Read before the shell can be reaped (nothing waits for it yet), and without an await
+        // between spawning and tracking it: /proc is the kernel's, read from memory.
+        let start_time = process_record::start_time(pid);
         let (done, _) = watch::channel(false);
-        let session = {
+        let (session, snapshot) = {
             let mut table = self.shared.table();
             prune(&mut table, &self.shared.config);
             let session = Arc::new(Session {
@@ -222,6 +237,7 @@ impl ProcessRegistry {
                 cwd,
                 pid,
                 pgid: shell.pgid,
+                start_time,
                 started_at: SystemTime::now(),
                 started: Instant::now(),
                 state: Mutex::new(SessionState {
@@ -238,13 +254,18 @@ impl ProcessRegistry {
             table
                 .running
                 .insert(session.id.clone(), Arc::clone(&session));
-            session
+            let snapshot = Snapshot::of(self.shared.record.as_ref(), &table);
+            (session, snapshot)
         };
         let spawned = Spawned {
             session_id: session.id.clone(),
             pid,
         };
         tokio::spawn(drive(self.clone(), session, shell.child, shell.output));
+        // On disk before the model learns of the process.
+        if let Some(snapshot) = snapshot {
+            snapshot.save().await;
+        }
         Ok(spawned)
     }
 
@@ -288,11 +309,15 @@ impl ProcessRegistry {
                 output: strip_ansi(state.output.last(2000)).into_owned(),
             }
         };
-        {
+        let snapshot = {
             let mut table = self.shared.table();
             if let Some(moved) = table.running.remove(&session.id) {
                 table.finished.insert(session.id.clone(), moved);
             }
+            Snapshot::of(self.shared.record.as_ref(), &table)
+        };
+        if let Some(snapshot) = snapshot {
+            snapshot.save_detached();
         }
         session.done.send_replace(true);
         // No subscribers is fine.
@@ -387,6 +412,12 @@ impl ProcessRegistry {
             {
                 killed += 1;
             }
+        }
+        // The exits were recorded in the background; make the last state durable now (the
+        // daemon may be about to exit).
+        let snapshot = Snapshot::of(self.shared.record.as_ref(), &self.shared.table());
+        if let Some(snapshot) = snapshot {
+            snapshot.save().await;
         }
         killed
     }

@@ -36,6 +36,8 @@ pub(super) struct Session {
     pub(super) cwd: PathBuf,
     pub(super) pid: u32,
     pub(super) pgid: Pid,
+    /// Kernel start time of `pid` (`/proc/<pid>/stat` field 22), for the record file.
+    pub(super) start_time: Option<u64>,
     pub(super) started_at: SystemTime,
     pub(super) started: Instant,
     pub(super) state: Mutex<SessionState>,

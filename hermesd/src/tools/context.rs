@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    exec::{LoginEnv, ProcessRegistry, capture_login_env},
+    exec::{LoginEnv, ProcessRegistry, RegistryConfig, capture_login_env},
     memory::MemorySettings,
     skills::{SkillsLibrary, SkillsSettings},
     store::Store,
@@ -154,10 +154,14 @@ impl std::fmt::Debug for ToolServices {
 
 impl ToolServices {
     pub fn new(store: Store, hermes_home: PathBuf, cron: Arc<dyn CronHandle>) -> Self {
+        let processes = ProcessRegistry::new(RegistryConfig {
+            record: Some(hermes_home.join(crate::exec::PROCESS_RECORD_FILE)),
+            ..RegistryConfig::default()
+        });
         Self {
             store,
             hermes_home,
-            processes: ProcessRegistry::default(),
+            processes,
             login_env: tokio::sync::RwLock::new(None),
             memory_settings: std::sync::RwLock::new(MemorySettings::default()),
             skills_settings: std::sync::RwLock::new(Arc::default()),

@@ -29,7 +29,7 @@ pub use context::{
 pub use cronjob_tool::CRONJOB_ACTIONS;
 pub use parallel::{Concurrency, MAX_PARALLEL, plan_batch};
 pub use registry::{Registry, ToolOutcome, Toolbox, ToolsetSelection};
-pub use spill::{spill_dir, spill_root};
+pub use spill::{spill_dir, spill_dir_name, spill_root};
 
 /// Why a tool call failed; the text goes back to the model as `{"error": …}`.
 #[derive(Debug, thiserror::Error)]

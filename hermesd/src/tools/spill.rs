@@ -10,19 +10,23 @@ const PREVIEW_CHARS: usize = 2_000;
 /// with the session and aged out by maintenance. An id that is not a plain file name (an
 /// imported one could hold `../`) is named by its digest instead, so it stays inside.
 pub fn spill_dir(hermes_home: &Path, session_id: &str) -> std::path::PathBuf {
+    spill_root(hermes_home).join(spill_dir_name(session_id))
+}
+
+/// The name of session `session_id`'s directory under [`spill_root`] (see [`spill_dir`]).
+pub fn spill_dir_name(session_id: &str) -> String {
     let plain = !session_id.is_empty()
         && session_id != "."
         && session_id != ".."
         && !session_id.contains(['/', '\0']);
-    let name = if plain {
+    if plain {
         session_id.to_string()
     } else {
         use sha2::Digest;
         let digest = sha2::Sha256::digest(session_id.as_bytes());
         let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
         format!("_{hex}")
-    };
-    spill_root(hermes_home).join(name)
+    }
 }
 
 /// The directory holding every session's spilled results.

@@ -5,4 +5,5 @@ mod env;
 mod local;
 mod output;
 mod process;
+mod process_record;
 mod terminal;
