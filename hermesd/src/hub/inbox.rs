@@ -103,22 +103,30 @@ impl Inbox {
         if queue.bytes + cost > self.budget && fold(&mut queue, turn_id, &kind) {
             return;
         }
-        queue.bytes += cost;
-        let emit = match kind {
-            Kind::ToolOutput(output) if queue.bytes > self.budget => Emit::Transient {
-                turn_id: turn_id.to_string(),
-                elided: output.chunk.len(),
-                kind: Kind::ToolOutput(hermes_proto::pb::ToolOutput {
-                    call_id: output.call_id,
-                    chunk: String::new(),
-                }),
-            },
-            kind => Emit::Transient {
-                turn_id: turn_id.to_string(),
-                kind,
-                elided: 0,
-            },
+        let over = queue.bytes + cost > self.budget;
+        let (emit, cost) = match kind {
+            // Past the bound, tool output is counted, not kept: the item costs only itself.
+            Kind::ToolOutput(output) if over => (
+                Emit::Transient {
+                    turn_id: turn_id.to_string(),
+                    elided: output.chunk.len(),
+                    kind: Kind::ToolOutput(hermes_proto::pb::ToolOutput {
+                        call_id: output.call_id,
+                        chunk: String::new(),
+                    }),
+                },
+                OVERHEAD,
+            ),
+            kind => (
+                Emit::Transient {
+                    turn_id: turn_id.to_string(),
+                    kind,
+                    elided: 0,
+                },
+                cost,
+            ),
         };
+        queue.bytes += cost;
         queue.items.push_back((emit, cost));
         drop(queue);
         self.ready.notify_one();
@@ -285,7 +293,7 @@ mod tests {
             inbox.push_transient("t", output(&chunk));
         }
         assert!(
-            inbox.bytes() < 100_000 + 2 * 65 * 1024,
+            inbox.bytes() <= 100_000 + 64 * 1024 + OVERHEAD,
             "bounded: {} bytes queued",
             inbox.bytes()
         );
