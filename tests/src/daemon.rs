@@ -27,6 +27,8 @@ pub struct DaemonProcess {
     pub socket: PathBuf,
     notify: UnixDatagram,
     notify_path: PathBuf,
+    /// The daemon's stderr (its log), once [`DaemonProcess::wait_for_log`] began reading it.
+    log: Option<tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStderr>>>,
 }
 
 /// A datagram socket that receives sd_notify messages.
@@ -100,6 +102,7 @@ impl DaemonProcess {
             socket: home.socket(),
             notify,
             notify_path,
+            log: None,
         }
     }
 
@@ -114,6 +117,35 @@ impl DaemonProcess {
     /// Wait for the next notification containing `wanted`.
     pub fn expect_notify(&self, wanted: &str) {
         wait_notify(&self.notify, wanted).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// Read the daemon's log on stderr until a line contains every one of `needles`, and return
+    /// that line; fails the test after 20 s or when stderr closes. Only for what the daemon
+    /// announces nowhere else (raise the level with `--log-level` for a debug line).
+    pub async fn wait_for_log(&mut self, needles: &[&str]) -> String {
+        if self.log.is_none() {
+            let stderr = self
+                .child
+                .stderr
+                .take()
+                .expect("stderr is piped and unread");
+            let stderr = tokio::process::ChildStderr::from_std(stderr).expect("async stderr");
+            self.log = Some(tokio::io::AsyncBufReadExt::lines(
+                tokio::io::BufReader::new(stderr),
+            ));
+        }
+        let lines = self.log.as_mut().expect("set above");
+        let found = async {
+            while let Some(line) = lines.next_line().await.expect("read the daemon's stderr") {
+                if needles.iter().all(|needle| line.contains(needle)) {
+                    return line;
+                }
+            }
+            panic!("the daemon's stderr closed before a line with {needles:?}");
+        };
+        tokio::time::timeout(NOTIFY_TIMEOUT, found)
+            .await
+            .unwrap_or_else(|_| panic!("no log line with {needles:?} within {NOTIFY_TIMEOUT:?}"))
     }
 
     /// Send SIGTERM and wait for the exit status.

@@ -6,11 +6,13 @@
 pub mod daemon;
 pub mod events;
 pub mod fake_llm;
+pub mod fifo;
 pub mod home;
 pub mod proxy;
 pub mod report;
 pub mod seed;
 pub mod tls;
+pub mod wait;
 
 pub use daemon::DaemonProcess;
 pub use home::TestHome;

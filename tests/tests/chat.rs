@@ -3,17 +3,22 @@
 //! prompt and mid-turn).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
 
-use std::{process::Command, time::Duration};
+use std::{os::unix::fs::OpenOptionsExt, process::Command, time::Duration};
 
 use hermes_tests::{
     TestHome,
     fake_llm::{FakeLlm, Reply},
+    fifo::{Drained, Fifo},
     home::StopOnDrop,
 };
 
-/// A tmux server of its own running `hermesctl chat` for `home`.
+/// A tmux server of its own running `hermesctl chat` for `home`, copying the pane's output
+/// into a FIFO so a test can wait for the screen to change.
 struct Tmux {
     socket: String,
+    output: Drained,
+    /// The pane's terminal, to see whether the line editor has it (raw mode).
+    tty: std::fs::File,
 }
 
 impl Tmux {
@@ -45,7 +50,37 @@ impl Tmux {
             .status()
             .expect("tmux must be installed");
         assert!(status.success());
-        Self { socket }
+        // From here on every byte the pane gets is also written to the FIFO; what came before
+        // is on the screen already.
+        let fifo = Fifo::create(&home.path().join(format!("{socket}.out")), true);
+        let copy = format!("cat >> {}", fifo.path().display());
+        let status = Command::new("tmux")
+            .args(["-L", &socket, "pipe-pane", "-t", "0", &copy])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let out = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "display-message",
+                "-p",
+                "-t",
+                "0",
+                "#{pane_tty}",
+            ])
+            .output()
+            .unwrap();
+        let tty = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::fcntl::OFlag::O_NOCTTY.bits())
+            .open(String::from_utf8_lossy(&out.stdout).trim())
+            .unwrap();
+        Self {
+            socket,
+            output: fifo.drain(),
+            tty,
+        }
     }
 
     fn keys(&self, keys: &[&str]) {
@@ -72,15 +107,51 @@ impl Tmux {
     }
 
     /// Wait until the screen shows `text` (10 s at most).
-    async fn wait_for(&self, text: &str) -> String {
-        for _ in 0..400 {
-            let screen = self.screen();
-            if screen.contains(text) {
-                return screen;
+    async fn wait_for(&mut self, text: &str) -> String {
+        self.wait_until(&format!("the screen shows {text:?}"), |tmux| {
+            let screen = tmux.screen();
+            screen.contains(text).then_some(screen)
+        })
+        .await
+    }
+
+    /// Type `text` and Enter at a prompt, once the line editor reads the terminal. (Keys typed
+    /// while a turn is still ending are kept for the next prompt without their Enter.)
+    async fn line(&mut self, text: &str) {
+        self.wait_until("the line editor reads the terminal", |tmux| {
+            tmux.editing().then_some(())
+        })
+        .await;
+        self.keys(&[text, "Enter"]);
+    }
+
+    /// Whether rustyline has the terminal: its raw mode turns off ICRNL, which the chat's
+    /// reader of keys during a turn leaves on. (It switches before drawing the prompt, so
+    /// pane output follows the switch.)
+    fn editing(&self) -> bool {
+        use nix::sys::termios::{InputFlags, LocalFlags, tcgetattr};
+        let mode = tcgetattr(&self.tty).unwrap();
+        !mode.input_flags.contains(InputFlags::ICRNL)
+            && !mode.local_flags.contains(LocalFlags::ICANON)
+    }
+
+    /// Look at the pane until `check` yields (10 s at most), again each time the pane gets
+    /// output. tmux parses what it reads into the screen before serving a later command, so
+    /// output counted on the FIFO is on the screen when it is looked at.
+    async fn wait_until<T>(&mut self, what: &str, check: impl Fn(&Self) -> Option<T>) -> T {
+        let looked = async {
+            loop {
+                self.output.mark_seen();
+                if let Some(found) = check(self) {
+                    return found;
+                }
+                self.output.arrived().await;
             }
-            tokio::time::sleep(Duration::from_millis(25)).await;
+        };
+        match tokio::time::timeout(Duration::from_secs(10), looked).await {
+            Ok(found) => found,
+            Err(_) => panic!("waited in vain until {what}:\n{}", self.screen()),
         }
-        panic!("the screen never showed {text:?}:\n{}", self.screen());
     }
 }
 
@@ -120,10 +191,10 @@ async fn chat_streams_asks_interrupts_and_detaches() {
     let victim = home.user_home().join("victim");
     std::fs::create_dir_all(&victim).unwrap();
     home.ctl_async(&["status"]).await.ok();
-    let tmux = Tmux::start(&home, "");
+    let mut tmux = Tmux::start(&home, "");
     tmux.wait_for("/help for commands").await;
 
-    tmux.keys(&["hi there", "Enter"]);
+    tmux.line("hi there").await;
     let screen = tmux.wait_for("model calls").await;
     assert!(
         screen.contains("Hello there"),
@@ -135,16 +206,16 @@ async fn chat_streams_asks_interrupts_and_detaches() {
         "the code block is shown:\n{screen}"
     );
 
-    tmux.keys(&["/detahc", "Enter"]);
+    tmux.line("/detahc").await;
     tmux.wait_for("did you mean /detach?").await;
 
-    tmux.keys(&["clean up", "Enter"]);
+    tmux.line("clean up").await;
     tmux.wait_for("Allow? [o]nce").await;
-    tmux.keys(&["o", "Enter"]);
+    tmux.line("o").await;
     tmux.wait_for("removed it").await;
     assert!(!victim.exists(), "approved inline, so it ran");
 
-    tmux.keys(&["tell a long story", "Enter"]);
+    tmux.line("tell a long story").await;
     tmux.wait_for("slow slow").await;
     tmux.keys(&["typed ", "ahead"]);
     tmux.keys(&["C-c"]);
@@ -183,13 +254,13 @@ async fn chat_survives_a_daemon_restart_and_sends_input_once() {
     home.use_fake_model(&server, "");
     std::fs::create_dir_all(home.user_home()).unwrap();
     home.ctl_async(&["status"]).await.ok();
-    let tmux = Tmux::start(&home, "");
+    let mut tmux = Tmux::start(&home, "");
     tmux.wait_for("/help for commands").await;
-    tmux.keys(&["one", "Enter"]);
+    tmux.line("one").await;
     tmux.wait_for("before").await;
     tmux.wait_for("model calls").await;
     home.ctl_async(&["daemon", "restart"]).await.ok();
-    tmux.keys(&["two", "Enter"]);
+    tmux.line("two").await;
     let screen = tmux.wait_for("after the restart").await;
     assert!(screen.contains("re-attaching from seq"), "{screen}");
     assert_eq!(server.requests().len(), 2, "the input went out once");
@@ -208,7 +279,7 @@ async fn two_terminals_watch_one_session_at_once() {
     home.use_fake_model(&server, "");
     std::fs::create_dir_all(home.user_home()).unwrap();
     home.ctl_async(&["status"]).await.ok();
-    let first = Tmux::start(&home, "");
+    let mut first = Tmux::start(&home, "");
     let screen = first.wait_for("/help for commands").await;
     let id = screen
         .split("session ")
@@ -218,9 +289,9 @@ async fn two_terminals_watch_one_session_at_once() {
         .next()
         .unwrap()
         .to_string();
-    let second = Tmux::start(&home, &id);
+    let mut second = Tmux::start(&home, &id);
     second.wait_for("/help for commands").await;
-    first.keys(&["hello from one", "Enter"]);
+    first.line("hello from one").await;
     first.wait_for("seen by both").await;
     let other = second.wait_for("seen by both").await;
     assert!(
@@ -241,9 +312,9 @@ async fn ctrl_d_mid_turn_detaches_and_the_turn_goes_on() {
     home.use_fake_model(&server, "");
     std::fs::create_dir_all(home.user_home()).unwrap();
     home.ctl_async(&["status"]).await.ok();
-    let first = Tmux::start(&home, "");
+    let mut first = Tmux::start(&home, "");
     first.wait_for("/help for commands").await;
-    first.keys(&["count for me", "Enter"]);
+    first.line("count for me").await;
     first.wait_for("tick tick").await;
     first.keys(&["C-d"]);
     let screen = first.wait_for("EXIT=").await;
@@ -263,7 +334,7 @@ async fn ctrl_d_mid_turn_detaches_and_the_turn_goes_on() {
         .unwrap()
         .to_string();
 
-    let second = Tmux::start(&home, &id);
+    let mut second = Tmux::start(&home, &id);
     let screen = second.wait_for("THE END").await;
     assert!(
         screen.contains("› count for me"),
@@ -298,19 +369,19 @@ async fn history_slash_commands_title_undo_retry_branch_compress_and_resume() {
     );
     std::fs::create_dir_all(home.user_home()).unwrap();
     home.ctl_async(&["status"]).await.ok();
-    let tmux = Tmux::start(&home, "");
+    let mut tmux = Tmux::start(&home, "");
     tmux.wait_for("/help for commands").await;
 
-    tmux.keys(&["first question", "Enter"]);
+    tmux.line("first question").await;
     tmux.wait_for("answer one").await;
-    tmux.keys(&["/title Chat history test", "Enter"]);
+    tmux.line("/title Chat history test").await;
     tmux.wait_for("title: Chat history test").await;
-    tmux.keys(&["second question", "Enter"]);
+    tmux.line("second question").await;
     tmux.wait_for("answer two").await;
-    tmux.keys(&["/undo", "Enter"]);
+    tmux.line("/undo").await;
     tmux.wait_for("removed the last exchange (2 messages)")
         .await;
-    tmux.keys(&["/retry", "Enter"]);
+    tmux.line("/retry").await;
     tmux.wait_for("retrying: first question").await;
     tmux.wait_for("answer two, retried").await;
     let padding = " and some detail to make it worth summarising".repeat(8);
@@ -319,16 +390,16 @@ async fn history_slash_commands_title_undo_retry_branch_compress_and_resume() {
         ("four?", "answer four"),
         ("five?", "answer five"),
     ] {
-        tmux.keys(&[&format!("{question}{padding}"), "Enter"]);
+        tmux.line(&format!("{question}{padding}")).await;
         tmux.wait_for(answer).await;
     }
-    tmux.keys(&["/compress", "Enter"]);
+    tmux.line("/compress").await;
     tmux.wait_for("compressed: ~").await;
-    tmux.keys(&["/branch side quest", "Enter"]);
+    tmux.line("/branch side quest").await;
     tmux.wait_for("branched: now in").await;
-    tmux.keys(&["/resume Chat history test", "Enter"]);
+    tmux.line("/resume Chat history test").await;
     tmux.wait_for("(Chat history test)").await;
-    tmux.keys(&["/detach", "Enter"]);
+    tmux.line("/detach").await;
     tmux.wait_for("EXIT=0").await;
 
     let listed = home.ctl_async(&["sessions", "list", "--json"]).await.json();

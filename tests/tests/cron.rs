@@ -8,29 +8,54 @@ use std::time::Duration;
 
 use hermes_tests::{
     TestHome,
+    events::Attached,
     fake_llm::{FakeLlm, Reply},
     home::StopOnDrop,
+    wait,
 };
 use serde_json::Value;
 
-/// Poll the job's runs until one has left `running` (the record is written after the turn).
-async fn finished_run(home: &TestHome, job: &str) -> Value {
-    for _ in 0..400 {
-        let runs = home
-            .ctl_async(&["--json", "cron", "runs", job])
-            .await
-            .json();
-        if let Some(run) = runs
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|r| r["status"] != "running")
-        {
-            return run.clone();
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("job {job} never finished a run");
+/// The job's first run once its record is closed. Waited for on events as far as there are
+/// any: the run's request reaching the model (the `requests`-th), then its session's turn
+/// finishing (through `Sessions.Attach`). The record is written right after the turn with no
+/// event of its own, so the last moment is looked for with a deadline.
+async fn finished_run(home: &TestHome, server: &FakeLlm, job: &str, requests: usize) -> Value {
+    let arrived = server
+        .wait_for_requests(requests, Duration::from_secs(20))
+        .await;
+    assert!(
+        arrived.len() >= requests,
+        "job {job}'s run never reached the model"
+    );
+    let runs = home
+        .ctl_async(&["--json", "cron", "runs", job])
+        .await
+        .json();
+    let session = runs[0]["session_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(!session.is_empty(), "the run has its session: {runs}");
+    Attached::open(&home.socket(), &session, 0, true)
+        .await
+        .until("turn_finished")
+        .await;
+    wait::until(
+        &format!("job {job}'s run record has left `running`"),
+        Duration::from_secs(10),
+        || async {
+            let runs = home
+                .ctl_async(&["--json", "cron", "runs", job])
+                .await
+                .json();
+            runs.as_array()
+                .into_iter()
+                .flatten()
+                .find(|r| r["status"] != "running")
+                .cloned()
+        },
+    )
+    .await
 }
 
 /// A test home on the fake model (with `config` merged in); its daemon stops when it is dropped.
@@ -273,7 +298,7 @@ async fn a_scheduled_one_shot_fires_by_itself_and_completes() {
     );
     let id = job["id"].as_str().unwrap();
     assert_eq!(job["repeat_times"], 1);
-    let run = finished_run(&home, id).await;
+    let run = finished_run(&home, &server, id, 1).await;
     assert_eq!(run["status"], "ok", "{run}");
     let job = home.ctl_async(&["--json", "cron", "show", id]).await.json();
     assert_eq!(job["job"]["state"], "completed", "{job}");
@@ -450,7 +475,7 @@ async fn a_client_that_stops_waiting_does_not_stop_the_run() {
     server.wait_for_requests(1, Duration::from_secs(20)).await;
     waiting.kill().unwrap();
     waiting.wait().unwrap();
-    let run = finished_run(&home, &id).await;
+    let run = finished_run(&home, &server, &id, 1).await;
     assert_eq!(run["status"], "ok", "{run}");
     let output = std::fs::read_to_string(run["output_path"].as_str().unwrap()).unwrap();
     assert!(output.contains("Slow but finished."), "{output}");

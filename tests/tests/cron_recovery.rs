@@ -11,7 +11,7 @@ use hermes_tests::{
     daemon::DaemonProcess,
     fake_llm::{FakeLlm, Reply},
     home::StopOnDrop,
-    iso_in,
+    iso_in, wait,
 };
 use serde_json::Value;
 
@@ -28,20 +28,39 @@ fn db(home: &TestHome) -> rusqlite::Connection {
     rusqlite::Connection::open(home.path().join("hermesd.db")).unwrap()
 }
 
-/// Poll the job's runs until `done` holds for them.
-async fn runs_until(home: &TestHome, job: &str, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
-    for _ in 0..400 {
-        let runs = home
-            .ctl_async(&["--json", "cron", "runs", job])
-            .await
-            .json();
-        let runs = runs.as_array().cloned().unwrap_or_default();
-        if done(&runs) {
-            return runs;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the runs of {job} never reached the expected state");
+/// The job's runs once `done` holds for them. A run's record changes with no event of its own
+/// (a restart closing a leased one, a run's end right after its turn), so callers first wait
+/// for what comes before (READY, the model's requests) and this looks for the rest with a
+/// deadline.
+async fn runs_until(
+    home: &TestHome,
+    job: &str,
+    what: &str,
+    done: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
+    wait::until(
+        &format!("the runs of {job} {what}"),
+        Duration::from_secs(20),
+        || async {
+            let runs = home
+                .ctl_async(&["--json", "cron", "runs", job])
+                .await
+                .json();
+            let runs = runs.as_array().cloned().unwrap_or_default();
+            done(&runs).then_some(runs)
+        },
+    )
+    .await
+}
+
+/// Wait until `n` requests reached the fake model (each a run that started), failing after 60 s.
+async fn model_requests(server: &FakeLlm, n: usize) {
+    let arrived = server.wait_for_requests(n, Duration::from_secs(60)).await;
+    assert!(
+        arrived.len() >= n,
+        "{} of {n} runs reached the model",
+        arrived.len()
+    );
 }
 
 fn add(home: &TestHome, args: &[&str]) -> String {
@@ -71,7 +90,7 @@ async fn a_run_cut_short_by_sigkill_is_recorded_as_interrupted_and_never_repeate
     daemon.kill_hard();
 
     let _daemon = DaemonProcess::start(&home, &[]);
-    let runs = runs_until(&home, &id, |runs| {
+    let runs = runs_until(&home, &id, "are closed by the restart", |runs| {
         runs.iter().all(|r| r["status"] != "running")
     })
     .await;
@@ -149,7 +168,9 @@ async fn slots_missed_while_down_are_recorded_once_runs_one_catch_up_and_all_run
         .unwrap();
 
     home.ctl_async(&["daemon", "start"]).await.ok();
-    let runs = runs_until(&home, &once, |runs| {
+    // One catch-up for `once` and four runs for `all` start; then their records close.
+    model_requests(&server, 5).await;
+    let runs = runs_until(&home, &once, "include a finished catch-up", |runs| {
         runs.iter().any(|r| r["status"] == "ok")
     })
     .await;
@@ -165,7 +186,10 @@ async fn slots_missed_while_down_are_recorded_once_runs_one_catch_up_and_all_run
         "{missed}"
     );
 
-    let runs = runs_until(&home, &skip, |runs| !runs.is_empty()).await;
+    let runs = runs_until(&home, &skip, "include the missed slots", |runs| {
+        !runs.is_empty()
+    })
+    .await;
     assert_eq!(runs.len(), 1, "{runs:?}");
     assert_eq!(runs[0]["status"], "missed");
     let error = runs[0]["error"].as_str().unwrap();
@@ -180,7 +204,7 @@ async fn slots_missed_while_down_are_recorded_once_runs_one_catch_up_and_all_run
     assert_eq!(job["job"]["last_status"], "missed");
     assert_eq!(job["job"]["state"], "scheduled");
     // `all` runs each of the four missed slots, one after another.
-    let runs = runs_until(&home, &all, |runs| {
+    let runs = runs_until(&home, &all, "are four finished ones", |runs| {
         runs.len() == 4 && runs.iter().all(|r| r["status"] == "ok")
     })
     .await;
@@ -234,22 +258,23 @@ async fn a_hundred_jobs_due_in_the_same_minute_all_run_four_at_a_time() {
         .execute("UPDATE cron_jobs SET next_run_at = ?1", [due])
         .unwrap();
     let _daemon = DaemonProcess::start(&home, &[]);
+    model_requests(&server, 100).await;
     let conn = db(&home);
-    let mut finished = 0;
-    for _ in 0..600 {
-        finished = conn
-            .query_row(
-                "SELECT count(*) FROM cron_runs WHERE status <> 'running'",
-                [],
-                |r| r.get::<_, i64>(0),
-            )
-            .unwrap();
-        if finished == 100 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(finished, 100);
+    wait::until(
+        "the records of all 100 runs are closed",
+        Duration::from_secs(20),
+        || async {
+            let finished = conn
+                .query_row(
+                    "SELECT count(*) FROM cron_runs WHERE status <> 'running'",
+                    [],
+                    |r| r.get::<_, i64>(0),
+                )
+                .unwrap();
+            (finished == 100).then_some(())
+        },
+    )
+    .await;
     let spans: Vec<(i64, i64, String)> = conn
         .prepare("SELECT started_at, ended_at, status FROM cron_runs")
         .unwrap()

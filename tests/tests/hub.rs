@@ -2,11 +2,9 @@
 //! that dies, live state in `sessions list`, busy policies, eviction, and `send --stream`.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
 
-use std::time::Duration;
-
 use hermes_proto::pb::{self, client_frame, session_event::Kind};
 use hermes_tests::{
-    TestHome,
+    DaemonProcess, TestHome,
     events::{self, Attached, kind_name},
     fake_llm::{FakeLlm, Reply},
     home::StopOnDrop,
@@ -198,8 +196,9 @@ async fn idle_sessions_are_evicted_and_streaming_send_prints_as_it_goes() {
     ])
     .await;
     let home = TestHome::new();
-    let _stop = StopOnDrop(&home);
     home.use_fake_model(&server, "sessions:\n  evict_after: 0.3\n");
+    // Eviction is announced only in the log, at debug level.
+    let mut daemon = DaemonProcess::start(&home, &["--log-level", "info,hermesd::agent=debug"]);
     let text = home.ctl_async(&["send", "--stream", "hi"]).await.ok();
     assert_eq!(text.trim(), "Hello");
     let lines = home
@@ -221,12 +220,16 @@ async fn idle_sessions_are_evicted_and_streaming_send_prints_as_it_goes() {
         "{kinds:?}"
     );
     assert_eq!(kinds.last().map(String::as_str), Some("turn_finished"));
-    for _ in 0..100 {
-        let status = home.ctl_async(&["status", "--json"]).await.json();
-        if status["live_sessions"] == 0 {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    // Both conversations go, perhaps in different sweeps.
+    let mut evicted = 0;
+    while evicted < 2 {
+        let line = daemon.wait_for_log(&["idle sessions evicted"]).await;
+        evicted += line
+            .split_whitespace()
+            .find_map(|field| field.strip_prefix("evicted="))
+            .and_then(|n| n.parse::<u32>().ok())
+            .unwrap_or_else(|| panic!("no count in {line:?}"));
     }
-    panic!("idle sessions were never evicted");
+    let status = home.ctl_async(&["status", "--json"]).await.json();
+    assert_eq!(status["live_sessions"], 0, "{status}");
 }

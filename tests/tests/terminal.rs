@@ -2,13 +2,12 @@
 //! time out, an interrupt stops a running command, and dangerous commands need approval.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
 
-use std::time::Duration;
-
 use hermes_proto::pb::{self, client_frame, session_event::Kind};
 use hermes_tests::{
     TestHome,
     events::{self, Attached, kind_name},
     fake_llm::{FakeLlm, RecordedRequest, Reply},
+    fifo::Fifo,
     home::StopOnDrop,
 };
 
@@ -101,22 +100,16 @@ fn process_running(marker: &str) -> bool {
     })
 }
 
-async fn wait_until(what: &str, mut check: impl FnMut() -> bool) {
-    for _ in 0..200 {
-        if check() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("timed out waiting until {what}");
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn an_interrupt_stops_a_running_command() {
     // A marker unique to this run, so a leftover of another run cannot confuse the check.
     let marker = format!("sleep 7{}", std::process::id());
-    let server = FakeLlm::start(vec![terminal(&marker), Reply::text("unused")]).await;
     let home = TestHome::new();
+    // The shell, and the `sleep` it starts, hold the FIFO's write end: "up" says the command
+    // runs, end-of-file that every process of it is gone.
+    let mut running = Fifo::create(&home.path().join("running"), false);
+    let command = format!("exec 3>{}; echo up >&3; {marker}", running.path().display());
+    let server = FakeLlm::start(vec![terminal(&command), Reply::text("unused")]).await;
     let _stop = StopOnDrop(&home);
     configure(&home, &server, "");
     home.ctl_async(&["status"]).await.ok();
@@ -130,7 +123,8 @@ async fn an_interrupt_stops_a_running_command() {
         }))
         .await;
     client.until("tool_started").await;
-    wait_until("the command runs", || process_running(&marker)).await;
+    running.read_until("up").await;
+    assert!(process_running(&marker), "the command runs");
     client
         .send(client_frame::Kind::Interrupt(pb::InterruptTurn {}))
         .await;
@@ -143,7 +137,8 @@ async fn an_interrupt_stops_a_running_command() {
         })
         .unwrap();
     assert!(!finished.ok);
-    wait_until("the command is gone", || !process_running(&marker)).await;
+    running.closed().await;
+    assert!(!process_running(&marker), "the command is gone");
     assert_eq!(
         server.requests().len(),
         1,

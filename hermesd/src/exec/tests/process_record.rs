@@ -19,7 +19,8 @@ fn entry(id: &str, pid: u32, host_start_time: Option<u64>) -> Entry {
         pid,
         host_start_time,
         Path::new("/tmp"),
-        SystemTime::now(),
+        // Exact in binary, so the seconds survive the JSON round trip unchanged.
+        SystemTime::UNIX_EPOCH + Duration::from_millis(1_700_000_000_500),
         "conv_1",
     )
 }
