@@ -301,3 +301,59 @@ async fn input_steered_into_a_running_turn_joins_it() {
     let second = server.requests()[1].body["messages"].to_string();
     assert!(second.contains("and also this"), "{second}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deleting_a_conversation_stops_the_running_turn_and_the_ones_queued_behind_it() {
+    let work = tempfile::tempdir().unwrap();
+    let fifo = work.path().join("hold");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let command = serde_json::json!({"command": format!("cat {}", fifo.display())}).to_string();
+    let server = FakeLlm::start(vec![
+        Reply::tool_call("terminal", &command),
+        Reply::text("the queued turn ran"),
+        Reply::text("and again"),
+    ])
+    .await;
+    let (dir, runner) = runner(&server, "");
+    let (session, chain) = agent::prepare(&runner, new_session(&dir), "first")
+        .await
+        .unwrap();
+    let agent::Submitted::Turn(first) =
+        agent::submit(&runner, session.clone(), chain.clone(), input("first"))
+    else {
+        panic!("a turn of its own");
+    };
+    server.wait_for_requests(1, Duration::from_secs(20)).await;
+    // A second message waits behind the running turn.
+    let queued = TurnInput {
+        busy: Some(agent::BusyPolicy::Queue),
+        ..input("second")
+    };
+    let agent::Submitted::Turn(second) = agent::submit(&runner, session.clone(), chain, queued)
+    else {
+        panic!("queued input is a turn of its own");
+    };
+    let removed = agent::ending::delete_conversations(
+        &runner,
+        vec![session.id.clone()],
+        "the session was deleted",
+    )
+    .await
+    .unwrap();
+    assert_eq!(removed, vec![session.id.clone()]);
+    let first = first.await.unwrap();
+    assert!(
+        matches!(&first, Ok(o) if o.end == TurnEnd::Interrupted) || first.is_err(),
+        "{first:?}"
+    );
+    let second = second.await.unwrap();
+    assert!(
+        !matches!(&second, Ok(o) if o.end == TurnEnd::Finished),
+        "the queued turn must not run: {second:?}"
+    );
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "no model call after the delete began"
+    );
+}

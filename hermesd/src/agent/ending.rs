@@ -52,7 +52,8 @@ async fn stop_turns(state: &Arc<TurnRunner>, sessions: &[String], why: &str) {
         .filter_map(|id| state.hub.find(id))
         .collect();
     for session in &live {
-        session.interrupt_for(why);
+        // Turns queued behind the running one are interrupted as they begin, too.
+        session.end_for(why);
     }
     let waiting = async {
         for session in &live {

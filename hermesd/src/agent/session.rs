@@ -417,7 +417,21 @@ async fn run(
     }
     let late = live.end_turn();
     live.set_state(&turn_id, hermes_proto::pb::SessionState::Idle);
-    // Input steered in after the turn's last look runs as the next turn, never lost.
+    // Input steered in after the turn's last look runs as the next turn. A stopping daemon
+    // starts no turn: the text is stored as a notice on the conversation instead of dropped.
+    if state.hub.is_stopping() {
+        for text in late {
+            tracing::warn!(session = %session.id, bytes = text.len(), "steered input not run: the daemon is stopping");
+            let notice = hermes_proto::pb::session_event::Kind::Notice(hermes_proto::pb::Notice {
+                kind: "input_not_run".into(),
+                text: format!("not run ({}): {text}", crate::hub::STOPPING),
+            });
+            if let Err(e) = handle.emit_durable("", notice).await {
+                tracing::warn!(session = %session.id, error = %e, "steered input could not be kept");
+            }
+        }
+        return Ok(outcome?);
+    }
     for text in late {
         let next = TurnInput {
             text,

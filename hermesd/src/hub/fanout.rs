@@ -79,7 +79,8 @@ impl ClientQueue {
         if backlog.lagged || backlog.closed {
             return false;
         }
-        if backlog.bytes + cost > budget {
+        // An event larger than the whole budget still goes to a client that has caught up.
+        if backlog.bytes > 0 && backlog.bytes + cost > budget {
             backlog.lagged = true;
             backlog.events = VecDeque::new();
             backlog.bytes = 0;
@@ -307,6 +308,14 @@ mod tests {
         assert_eq!(outbox.subscribers(), 1, "the lagged client is forgotten");
         drop(quick);
         assert_eq!(outbox.subscribers(), 0);
+    }
+
+    #[tokio::test]
+    async fn an_event_larger_than_the_budget_still_reaches_a_client_that_caught_up() {
+        let outbox = Outbox::new(1 << 20);
+        let (mut client, _) = outbox.subscribe();
+        outbox.send(output(1, 2 << 20));
+        assert!(matches!(client.recv().await, Received::Event(e) if e.seq == 1));
     }
 
     #[tokio::test]

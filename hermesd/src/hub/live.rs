@@ -38,6 +38,9 @@ struct RunState {
     cancel: Option<CancellationToken>,
     steer: Vec<String>,
     interrupted_by: Option<String>,
+    /// Set once the conversation is going (deleted, pruned): every turn from then on, queued
+    /// ones included, is interrupted with this reason as it begins.
+    ending: Option<String>,
 }
 
 /// One session in memory.
@@ -299,9 +302,21 @@ impl LiveSession {
         let token = CancellationToken::new();
         if let Ok(mut running) = self.running.lock() {
             running.cancel = Some(token.clone());
-            running.interrupted_by = None;
+            running.interrupted_by = running.ending.clone();
+            if running.ending.is_some() {
+                token.cancel();
+            }
         }
         token
+    }
+
+    /// The conversation is going (`why`): interrupt the running turn, and every turn queued
+    /// behind it as it begins; steered input is refused from now on.
+    pub fn end_for(&self, why: &str) {
+        if let Ok(mut running) = self.running.lock() {
+            running.ending.get_or_insert_with(|| why.to_string());
+        }
+        self.interrupt_for(why);
     }
 
     /// Who interrupted the running turn ("user" unless the daemon or a delete did).
@@ -352,7 +367,7 @@ impl LiveSession {
     /// when no turn runs.
     pub fn steer(&self, text: String) -> Result<(), String> {
         match self.running.lock() {
-            Ok(mut running) if running.cancel.is_some() => {
+            Ok(mut running) if running.cancel.is_some() && running.ending.is_none() => {
                 running.steer.push(text);
                 Ok(())
             }

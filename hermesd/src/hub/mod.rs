@@ -187,3 +187,57 @@ impl Hub {
         self.tasks.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{self, Lineage, NewSession};
+
+    async fn live_session() -> (tempfile::TempDir, Hub, Arc<LiveSession>) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).unwrap();
+        let row = store
+            .write(|tx| {
+                store::insert_session(
+                    tx,
+                    &NewSession {
+                        source: "cli".into(),
+                        title: None,
+                        model: String::new(),
+                        cwd: String::new(),
+                        parent_session_id: None,
+                        lineage: Lineage::Root,
+                    },
+                )
+            })
+            .await
+            .unwrap();
+        let hub = Hub::new(store);
+        let live = hub.load(&row);
+        (dir, hub, live)
+    }
+
+    #[tokio::test]
+    async fn a_conversation_that_is_ending_interrupts_every_turn_as_it_begins() {
+        let (_dir, hub, live) = live_session().await;
+        let running = hub.begin_turn(&live);
+        live.end_for("the session was deleted");
+        assert!(running.is_cancelled(), "the running turn is interrupted");
+        drop(live.end_turn());
+        // A turn that was queued behind it begins cancelled, with the same reason.
+        let queued = hub.begin_turn(&live);
+        assert!(queued.is_cancelled());
+        assert_eq!(live.interrupted_by(), "the session was deleted");
+        assert!(live.steer("more".into()).is_err(), "no input is steered in");
+    }
+
+    #[tokio::test]
+    async fn a_stopping_hub_takes_no_new_work_and_begins_turns_cancelled() {
+        let (_dir, hub, live) = live_session().await;
+        assert_eq!(hub.stop(Duration::from_secs(1)).await, 0);
+        assert!(hub.spawn(async {}).is_none());
+        let token = hub.begin_turn(&live);
+        assert!(token.is_cancelled());
+        assert_eq!(live.interrupted_by(), STOPPING);
+    }
+}

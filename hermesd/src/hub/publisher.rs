@@ -172,6 +172,12 @@ pub(super) async fn publish(
         }
         if let Some(id) = segment_after {
             session_id = id;
+            // The new segment's row copied the old one's mark when it was created; seqs handed
+            // out since may be above it. Raise it before anything more is numbered there.
+            let mark = numbering.reserved.max(numbering.last);
+            if let Err(e) = reserve(&store, &session_id, mark).await {
+                tracing::warn!(session = %session_id, error = %e, "cannot reserve event seqs");
+            }
         }
     }
     outbox.close();

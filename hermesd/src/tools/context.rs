@@ -172,6 +172,12 @@ impl ToolServices {
 
     /// Take the settings tools depend on from the configuration (start and reload).
     pub fn apply_config(&self, tree: &serde_yaml::Value) {
+        let max_background = tree
+            .get("terminal")
+            .and_then(|t| t.get("max_background"))
+            .and_then(serde_yaml::Value::as_u64)
+            .map_or(crate::exec::DEFAULT_MAX_BACKGROUND, |n| n as usize);
+        self.processes.set_max_per_owner(max_background);
         if let Ok(mut memory) = self.memory_settings.write() {
             *memory = MemorySettings::from_config(tree);
         }
