@@ -102,6 +102,31 @@ impl TestHome {
         command
     }
 
+    /// SIGKILL this home's daemon and wait until it is dead: the kernel releases its pidfile
+    /// lock exactly then, so a shared lock on the file is granted (20 s at most).
+    pub async fn kill_daemon_hard(&self) {
+        let pidfile = self.path().join("hermesd.pid");
+        let pid: i32 = std::fs::read_to_string(&pidfile)
+            .expect("read the pidfile")
+            .trim()
+            .parse()
+            .expect("a pid in the pidfile");
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .expect("SIGKILL the daemon");
+        let locked = tokio::task::spawn_blocking(move || {
+            let file = std::fs::File::open(&pidfile).expect("open the pidfile");
+            nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockShared).map(drop)
+        });
+        tokio::time::timeout(std::time::Duration::from_secs(20), locked)
+            .await
+            .expect("the killed daemon released its pidfile lock within 20 s")
+            .expect("join the lock wait")
+            .expect("lock the pidfile");
+    }
+
     /// Resident memory of this home's running daemon (from its pidfile), in MiB.
     pub fn daemon_rss_mib(&self) -> f64 {
         let pid =

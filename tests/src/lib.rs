@@ -55,3 +55,13 @@ pub fn iso_in(seconds: i64) -> String {
         .format("%Y-%m-%dT%H:%M:%SZ")
         .to_string()
 }
+
+/// About `tokens` tokens of prose carrying `marker` (~4 characters a token), for tests that
+/// need a conversation large enough to compress.
+pub fn bulk(marker: &str, tokens: usize) -> String {
+    let mut text = format!("{marker} ");
+    while text.len() < tokens * 4 {
+        text.push_str("the quick brown fox jumps over the lazy dog ");
+    }
+    text
+}

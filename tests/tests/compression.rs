@@ -4,21 +4,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
 
 use hermes_tests::{
-    TestHome,
+    TestHome, bulk,
     events::{self, kind_name},
     fake_llm::{FakeLlm, FakeModel, RecordedRequest, Reply},
     home::StopOnDrop,
 };
 use serde_json::Value;
-
-/// About `tokens` tokens of prose carrying `marker`.
-fn bulk(marker: &str, tokens: usize) -> String {
-    let mut text = format!("{marker} ");
-    while text.len() < tokens * 4 {
-        text.push_str("the quick brown fox jumps over the lazy dog ");
-    }
-    text
-}
 
 /// A 32k window, compression at half of it; one head message and two tail messages protected.
 const CONFIG: &str = "model:\n  context_length: 32000\n  max_retries: 0\ncompression:\n  enabled: true\n  protect_first_n: 1\n  protect_last_n: 2\n";

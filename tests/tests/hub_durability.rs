@@ -5,7 +5,7 @@
 
 use hermes_proto::pb::{self, client_frame, session_event::Kind};
 use hermes_tests::{
-    TestHome,
+    TestHome, bulk,
     events::{self, Attached, kind_name},
     fake_llm::{FakeLlm, Reply},
     home::StopOnDrop,
@@ -25,27 +25,6 @@ fn answer_of(events: &[pb::SessionEvent]) -> Option<String> {
         Some(Kind::AssistantMessage(m)) => Some(m.text.clone()),
         _ => None,
     })
-}
-
-fn daemon_pid(home: &TestHome) -> i32 {
-    std::fs::read_to_string(home.path().join("hermesd.pid"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
-}
-
-/// Wait until the daemon holding the pidfile's lock is gone: the kernel releases the lock
-/// exactly when the process dies.
-async fn wait_gone(home: &TestHome) {
-    let pidfile = std::fs::File::open(home.path().join("hermesd.pid")).unwrap();
-    tokio::task::spawn_blocking(move || {
-        nix::fcntl::Flock::lock(pidfile, nix::fcntl::FlockArg::LockShared)
-            .map_err(|(_, e)| e)
-            .unwrap()
-    })
-    .await
-    .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -73,13 +52,7 @@ async fn a_client_that_saw_300_deltas_gets_every_event_of_the_next_turn_after_a_
         seen = seen.max(event.seq);
     }
     // Killed mid-answer: the deltas the client saw were never stored.
-    let pid = daemon_pid(&home);
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .unwrap();
-    wait_gone(&home).await;
+    home.kill_daemon_hard().await;
     drop(client);
     home.ctl_async(&["status"]).await.ok();
 
@@ -97,15 +70,6 @@ async fn a_client_that_saw_300_deltas_gets_every_event_of_the_next_turn_after_a_
         next.iter().all(|e| e.seq > seen),
         "numbering goes on past every seq handed out before the kill"
     );
-}
-
-/// About `tokens` tokens of prose carrying `marker`.
-fn bulk(marker: &str, tokens: usize) -> String {
-    let mut text = format!("{marker} ");
-    while text.len() < tokens * 4 {
-        text.push_str("the quick brown fox jumps over the lazy dog ");
-    }
-    text
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -3,7 +3,7 @@
 //! its process group keeps running, and the next daemon stops it before it reports READY.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
 
-use std::{fs::File, path::Path, time::Duration};
+use std::path::Path;
 
 use hermes_tests::{
     TestHome,
@@ -11,8 +11,7 @@ use hermes_tests::{
     home::StopOnDrop,
 };
 use nix::{
-    fcntl::{Flock, FlockArg},
-    sys::signal::{Signal, kill, killpg},
+    sys::signal::{Signal, killpg},
     unistd::Pid,
 };
 use serde_json::Value;
@@ -42,27 +41,6 @@ impl Drop for KillGroupOnDrop {
     fn drop(&mut self) {
         let _ = killpg(Pid::from_raw(self.0 as i32), Signal::SIGKILL);
     }
-}
-
-/// SIGKILL the home's daemon and wait until it is dead: its pidfile lock is released by the
-/// kernel exactly then, so a shared lock on the file is granted.
-async fn kill_daemon_hard(home: &TestHome) {
-    let pidfile = home.path().join("hermesd.pid");
-    let pid: i32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    kill(Pid::from_raw(pid), Signal::SIGKILL).unwrap();
-    let locked = tokio::task::spawn_blocking(move || {
-        let file = File::open(&pidfile).unwrap();
-        Flock::lock(file, FlockArg::LockShared).map(drop)
-    });
-    tokio::time::timeout(Duration::from_secs(20), locked)
-        .await
-        .expect("the killed daemon released its pidfile lock within 20 s")
-        .unwrap()
-        .unwrap();
 }
 
 fn recorded(home: &Path) -> Vec<Value> {
@@ -102,7 +80,7 @@ async fn a_background_process_left_by_a_killed_daemon_is_stopped_by_the_next_one
     let start_time: u64 = stat_fields(pid).unwrap()[19].parse().unwrap();
     assert_eq!(entries[0]["host_start_time"], start_time);
 
-    kill_daemon_hard(&home).await;
+    home.kill_daemon_hard().await;
     assert!(
         group_alive(pid),
         "the process outlives a daemon killed with SIGKILL"

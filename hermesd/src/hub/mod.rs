@@ -189,14 +189,13 @@ impl Hub {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::store::{self, Lineage, NewSession};
 
-    async fn live_session() -> (tempfile::TempDir, Hub, Arc<LiveSession>) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("t.db")).unwrap();
-        let row = store
+    /// A new root session in `store`.
+    pub(super) async fn root_session(store: &Store) -> SessionRow {
+        store
             .write(|tx| {
                 store::insert_session(
                     tx,
@@ -211,7 +210,13 @@ mod tests {
                 )
             })
             .await
-            .unwrap();
+            .unwrap()
+    }
+
+    async fn live_session() -> (tempfile::TempDir, Hub, Arc<LiveSession>) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).unwrap();
+        let row = root_session(&store).await;
         let hub = Hub::new(store);
         let live = hub.load(&row);
         (dir, hub, live)

@@ -11,7 +11,7 @@ use prost::Message;
 use super::Joiner;
 use crate::{
     hub::{Hub, LiveSession, Partial, Received, Subscription},
-    store::{self, Lineage, NewSession, Store},
+    store::{self, Store},
 };
 
 struct Client {
@@ -48,22 +48,7 @@ async fn settle(probe: &mut Subscription, seq: &mut u64) {
 async fn run_case(seed: u64) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("t.db")).unwrap();
-    let row = store
-        .write(|tx| {
-            store::insert_session(
-                tx,
-                &NewSession {
-                    source: "cli".into(),
-                    title: None,
-                    model: String::new(),
-                    cwd: String::new(),
-                    parent_session_id: None,
-                    lineage: Lineage::Root,
-                },
-            )
-        })
-        .await
-        .unwrap();
+    let row = crate::hub::tests::root_session(&store).await;
     let id = row.id.clone();
     let hub = Hub::new(store.clone());
     let live: Arc<LiveSession> = hub.load(&row);
