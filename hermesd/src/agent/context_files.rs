@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::guard;
+use crate::policy;
 
 /// Characters of one context file kept in the prompt.
 pub const MAX_CONTEXT_CHARS: usize = 20_000;
@@ -19,12 +19,12 @@ pub fn project_context(cwd: &Path) -> Option<String> {
         return None;
     }
     let text = strip_frontmatter(text);
-    let findings = guard::scan_context_text(text);
+    let findings = policy::scan_context_text(text);
     let body = if findings.is_empty() {
         cap(text, &label, &path)
     } else {
         tracing::warn!(file = %path.display(), findings = %findings.join(", "), "context file blocked");
-        guard::blocked_notice(&label, &findings)
+        policy::blocked_notice(&label, &findings)
     };
     Some(format!(
         "# Project Context\n\nThe following project context files have been loaded and should be followed:\n\n## {label}\n\n{body}"

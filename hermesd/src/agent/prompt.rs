@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::{context_files, identity};
-use crate::guard;
+use crate::policy;
 
 /// What the layers are built from.
 #[derive(Debug, Clone)]
@@ -110,7 +110,7 @@ fn platform_hint(platform: &str) -> Option<&'static str> {
 /// The identity layer: `SOUL.md` (scanned like any untrusted file) or the default.
 fn identity_layer(home: &Path) -> String {
     let soul = identity::identity(home);
-    let findings = guard::scan_context_text(&soul);
+    let findings = policy::scan_context_text(&soul);
     if findings.is_empty() {
         soul
     } else {
@@ -118,7 +118,7 @@ fn identity_layer(home: &Path) -> String {
         format!(
             "{}\n\n{}",
             identity::DEFAULT_IDENTITY,
-            guard::blocked_notice("SOUL.md", &findings)
+            policy::blocked_notice("SOUL.md", &findings)
         )
     }
 }

@@ -12,7 +12,7 @@ use super::{
     ops::{CronOps, Done, Op},
 };
 use crate::{
-    guard::{ThreatScope, scan_for_threats},
+    policy::{ThreatScope, scan_for_threats},
     store::CronJobRow,
     tools::{
         CRONJOB_ACTIONS as ACTIONS, CronHandle, CronOrigin, ToolError, optional_str, required_str,

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::{ApprovalDecision, ApprovalRequest, Concurrency, Tool, ToolContext, ToolError};
-use crate::{exec, guard};
+use crate::{exec, policy};
 
 pub struct TerminalTool;
 
@@ -44,8 +44,8 @@ impl Tool for TerminalTool {
             Some(dir) => ctx.resolve_path(dir),
             None => ctx.cwd.clone(),
         };
-        if let Some(block) = guard::detect_hardline(&args.command)
-            .or_else(|| guard::detect_sudo_stdin_guess(&args.command))
+        if let Some(block) = policy::detect_hardline(&args.command)
+            .or_else(|| policy::detect_sudo_stdin_guess(&args.command))
         {
             return Ok(blocked(format!(
                 "BLOCKED (hardline): {}. This command is on the unconditional blocklist and cannot \
@@ -56,7 +56,7 @@ impl Tool for TerminalTool {
         }
         let (command, dir) = (args.command.clone(), cwd.clone());
         let danger =
-            tokio::task::spawn_blocking(move || guard::detect_dangerous_in(&command, &dir))
+            tokio::task::spawn_blocking(move || policy::detect_dangerous_in(&command, &dir))
                 .await
                 .map_err(|e| ToolError::Failed(format!("the command check failed: {e}")))?;
         if let Some(danger) = danger {

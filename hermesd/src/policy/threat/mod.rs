@@ -2,6 +2,9 @@
 //! as AGENTS.md, memory entries, skills): port of Hermes' `tools/threat_patterns.py` and the
 //! context-file check of `agent/prompt_builder.py`.
 
+#[cfg(test)]
+mod tests;
+
 use std::sync::{LazyLock, OnceLock};
 
 use regex::{Regex, RegexBuilder};

@@ -1,12 +1,28 @@
 //! Dangerous shell command detection for the `terminal` tool (port of the detection half of
 //! Hermes' `tools/approval.py`: hardline blocklist, dangerous patterns, structural checks).
 //!
-//! Every check first normalises the command (see `approval_normalize`) and then matches the
+//! Every check first normalises the command (see `normalize`) and then matches the
 //! lower-cased text and a few derived *variants* of it: quoted `grep -P` patterns blanked, the
 //! scripts of `bash -c` / `rg --pre` style options, the command with a newline inserted at every
 //! real command start (so `(reboot)` anchors), and the command with its command words
 //! de-obfuscated (`r''m` → `rm`). Like Python, quoted text is *not* exempt: `echo 'rm -rf /'`
 //! is reported. The first matching rule wins, in Python's order.
+
+mod exec_flags;
+mod extra;
+mod grep;
+mod lex;
+mod normalize;
+mod patterns;
+mod shell;
+mod words;
+
+#[cfg(test)]
+mod behaviour_tests;
+#[cfg(test)]
+mod tests;
+
+pub use self::extra::{OVERWRITE_KEY, SECRET_READ_KEY};
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -14,13 +30,13 @@ use std::sync::LazyLock;
 
 use regex::{Regex, RegexSet, RegexSetBuilder};
 
-use super::approval_exec::{MALFORMED_EXEC, execution_flag_findings};
-use super::approval_extra::{overwritten_existing_file, secret_file_read};
-use super::approval_grep::grep_safe_variant;
-use super::approval_normalize::{normalize, parser_limit_exceeded};
-use super::approval_patterns::{Rule, RuleCheck, SUDO_STDIN, dangerous_rules, hardline_rules};
-use super::approval_shell::{command_word_spans, mark_command_starts};
-use super::approval_words::deobfuscate_word;
+use self::exec_flags::{MALFORMED_EXEC, execution_flag_findings};
+use self::extra::{overwritten_existing_file, secret_file_read};
+use self::grep::grep_safe_variant;
+use self::normalize::{normalize, parser_limit_exceeded};
+use self::patterns::{Rule, RuleCheck, SUDO_STDIN, dangerous_rules, hardline_rules};
+use self::shell::{command_word_spans, mark_command_starts};
+use self::words::deobfuscate_word;
 
 /// A detected danger. `key` identifies the rule for "approved for this session / always";
 /// for every rule ported from Hermes it equals Python's pattern key (its description), so

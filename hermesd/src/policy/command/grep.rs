@@ -1,10 +1,10 @@
 //! `grep -P` handling of the terminal guard: single-quoted PCRE pattern operands are data, so
 //! they are blanked before regex matching (`grep -P '(safe|rm -rf /)'` is not a deletion).
 
-use super::approval_exec::split_option;
-use super::approval_lex::tokens_with_spans;
-use super::approval_shell::{basename, command_word_spans, top_level_segments};
-use super::approval_words::deobfuscate_word;
+use super::exec_flags::split_option;
+use super::lex::tokens_with_spans;
+use super::shell::{basename, command_word_spans, top_level_segments};
+use super::words::deobfuscate_word;
 
 /// Long grep options that own the next argument (space-separated).
 const GREP_OPTIONS_WITH_ARG: &str = "--after-context --before-context --binary-files --context --directories \

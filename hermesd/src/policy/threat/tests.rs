@@ -225,7 +225,7 @@ const THREAT_TABLE: &[(&str, &str, &str, ThreatScope)] = &[
 
 #[test]
 fn every_pattern_compiles() {
-    assert!(super::injection::all_patterns_compile());
+    assert!(super::all_patterns_compile());
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! Offsets are byte offsets into the scanned `&str`; every offset produced here sits on a
 //! character boundary because the lexer only ever splits at ASCII bytes.
 
-use super::approval_words::{deobfuscate_word, is_env_assignment};
+use super::words::{deobfuscate_word, is_env_assignment};
 
 /// Python's `str.isspace()`: Unicode white space plus the ASCII information separators.
 pub(super) fn is_py_space(c: char) -> bool {

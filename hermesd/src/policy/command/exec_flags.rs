@@ -5,9 +5,9 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::approval_lex::shlex_split;
-use super::approval_shell::{basename, command_word_spans, top_level_segments};
-use super::approval_words::deobfuscate_word;
+use super::lex::shlex_split;
+use super::shell::{basename, command_word_spans, top_level_segments};
+use super::words::deobfuscate_word;
 
 /// Description (and key) of a command whose program-bearing part cannot be parsed.
 pub(super) const MALFORMED_EXEC: &str = "command parser limit or malformed executable payload";

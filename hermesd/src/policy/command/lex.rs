@@ -1,7 +1,7 @@
 //! Tokenizers of the terminal guard: a Python-`shlex`-compatible splitter and a whitespace
 //! splitter that keeps each word's source span.
 
-use super::approval_shell::is_py_space;
+use super::shell::is_py_space;
 
 /// One word of [`tokens_with_spans`]: unquoted value, source span, and whether the word is
 /// inert single-quoted data.

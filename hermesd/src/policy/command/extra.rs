@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::approval::Danger;
-use super::approval_lex::shlex_split;
-use super::approval_shell::{basename, command_word_spans, read_word, top_level_segments};
-use super::approval_words::deobfuscate_word;
+use super::Danger;
+use super::lex::shlex_split;
+use super::shell::{basename, command_word_spans, read_word, top_level_segments};
+use super::words::deobfuscate_word;
 
 /// Key of the secret-file-read rule.
 pub const SECRET_READ_KEY: &str = "read secret file (.env, credentials, private key)";

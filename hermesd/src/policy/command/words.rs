@@ -5,8 +5,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::approval_lex::shlex_split;
-use super::approval_shell::{backtick_end, char_len_at, dollar_paren_end};
+use super::lex::shlex_split;
+use super::shell::{backtick_end, char_len_at, dollar_paren_end};
 
 static SIMPLE_LITERAL: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"\A[A-Za-z0-9_./:@%+=,-]+\z").ok());

@@ -3,10 +3,10 @@
 //! `detect_dangerous_command` / `detect_hardline_command`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use super::approval::{DANGEROUS, HARDLINE};
-use super::approval_normalize::normalize;
-use super::approval_patterns::{dangerous_rules, hardline_rules};
+use super::normalize::normalize;
+use super::patterns::{dangerous_rules, hardline_rules};
 use super::*;
+use super::{DANGEROUS, HARDLINE};
 
 fn key(command: &str) -> Option<&'static str> {
     detect_dangerous(command).map(|d| d.key)
@@ -18,10 +18,10 @@ fn hardline_key(command: &str) -> Option<&'static str> {
 
 #[test]
 fn every_regex_compiles() {
-    assert!(super::approval::all_regexes_compile());
-    assert!(super::approval_exec::all_regexes_compile());
-    assert!(super::approval_normalize::all_regexes_compile());
-    assert!(super::approval_words::all_regexes_compile());
+    assert!(super::all_regexes_compile());
+    assert!(super::exec_flags::all_regexes_compile());
+    assert!(super::normalize::all_regexes_compile());
+    assert!(super::words::all_regexes_compile());
 }
 
 /// One `(fires, harmless)` pair per DANGEROUS_PATTERNS rule, in rule order.
