@@ -55,9 +55,11 @@ impl DaemonState {
         }
         let control = Arc::new(cron::control::Control::new(cron_settings));
         let (cron_ops, cron_requests) = cron::ops::channel();
+        let user_home = process_env.get("HOME").map(PathBuf::from);
+        let paths = crate::policy::paths::PathPolicy::new(&home.dir, user_home.as_deref());
         let tool_services = Arc::new(crate::tools::ToolServices::new(
             store.clone(),
-            home.dir.clone(),
+            paths,
             Arc::new(cron_ops),
         ));
         tool_services.apply_config(&config.tree);

@@ -85,6 +85,21 @@ impl LivePort {
     }
 }
 
+/// Whether `request` is approved forever: its rule's key is on the list, or (as in Hermes) a
+/// list entry with glob characters matches the whole command.
+fn allowlisted(allowlist: &[String], request: &ApprovalRequest) -> bool {
+    allowlist.iter().any(|entry| {
+        let entry = entry.trim();
+        entry == request.pattern_key
+            || entry == request.command
+            || (entry.contains(['*', '?', '['])
+                && globset::GlobBuilder::new(entry)
+                    .literal_separator(false)
+                    .build()
+                    .is_ok_and(|g| g.compile_matcher().is_match(&request.command)))
+    })
+}
+
 /// The `pattern_key`s approved forever in this database.
 pub fn stored_allowlist(conn: &rusqlite::Connection) -> Result<Vec<String>, StoreError> {
     let mut stmt = conn
@@ -115,7 +130,7 @@ impl TurnPort for LivePort {
             return ApprovalDecision::Approved;
         }
         let session_ok = self.live.approved_for_session(&request.pattern_key);
-        if session_ok || self.policy.allowlist.contains(&request.pattern_key) {
+        if session_ok || allowlisted(&self.policy.allowlist, &request) {
             return ApprovalDecision::Approved;
         }
         if self.policy.unattended {

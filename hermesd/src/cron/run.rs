@@ -364,6 +364,7 @@ async fn load_skills(state: &Arc<Cron>, names: &[String]) -> Vec<JobSkill> {
         Err(e) => return unavailable(format!("the skills could not be read: {e}")),
     };
     let wanted = names.to_vec();
+    let paths = services.paths.clone();
     let loaded = tokio::task::spawn_blocking(move || {
         let (tools, toolsets) = (HashSet::new(), HashSet::new());
         let ctx = ActivationContext {
@@ -381,9 +382,10 @@ async fn load_skills(state: &Arc<Cron>, names: &[String]) -> Vec<JobSkill> {
                     name: name.clone(),
                     why: format!("quarantined: {reason}"),
                 },
-                None => {
-                    prompt::from_view(name, &skills::skill_view(&view.visible, &ctx, name, None))
-                }
+                None => prompt::from_view(
+                    name,
+                    &skills::skill_view(&view.visible, &ctx, name, None, &paths),
+                ),
             })
             .collect::<Vec<_>>()
     })

@@ -2,6 +2,7 @@
 //! a timeout and cancellation, stream output chunks to the caller, keep a
 //! bounded head+tail of the output, and produce Python's result shape.
 
+use crate::policy::command::Clearance;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -28,8 +29,9 @@ const READ_CHUNK: usize = 64 * 1024;
 /// One foreground command.
 #[derive(Clone)]
 pub struct RunRequest {
-    /// Passed to `bash -c`.
-    pub command: String,
+    /// Passed to `bash -c`: the command a [`Clearance`] cleared (empty for a stdin clearance,
+    /// which runs nothing).
+    command: String,
     /// Working directory (falls back to the nearest existing ancestor).
     pub cwd: PathBuf,
     /// The complete child environment (see `child_env`).
@@ -41,14 +43,15 @@ pub struct RunRequest {
 }
 
 impl RunRequest {
-    /// A request with Python's defaults (180 s timeout, 50,000-char output).
+    /// A request to run the command `cleared` clears (the command policy's verdict: nothing
+    /// runs without one), with Python's defaults (180 s timeout, 50,000-char output).
     pub fn new(
-        command: impl Into<String>,
+        cleared: &Clearance,
         cwd: impl Into<PathBuf>,
         env: Vec<(OsString, OsString)>,
     ) -> Self {
         Self {
-            command: command.into(),
+            command: cleared.command().unwrap_or_default().to_string(),
             cwd: cwd.into(),
             env,
             timeout: Duration::from_secs(DEFAULT_TIMEOUT_SECS),
@@ -170,6 +173,9 @@ pub async fn run_foreground(
     cancel: CancellationToken,
     on_output: impl FnMut(&str),
 ) -> RunResult {
+    if req.command.is_empty() {
+        return RunResult::spawn_failed(&std::io::Error::other("no command was cleared to run"));
+    }
     let cwd = resolve_safe_cwd_async(req.cwd.clone()).await;
     let ShellChild {
         mut child,

@@ -25,7 +25,7 @@ pub use process::{
     CompletionEvent, DEFAULT_MAX_BACKGROUND, ProcessRegistry, RegistryConfig, Spawned,
 };
 pub use process_record::FILE_NAME as PROCESS_RECORD_FILE;
-pub use process_tool::is_polling_action;
+pub use process_tool::{StdinGate, is_polling_action};
 pub use schema::{process_schema, terminal_schema};
 pub use terminal::{
     DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TIMEOUT_SECS, FOREGROUND_MAX_TIMEOUT_SECS, TerminalArgs,

@@ -3,6 +3,7 @@
 //! completion bookkeeping, killing, pruning. Per-process state and its output
 //! reader live in `process_session.rs`; the tool actions in `process_tool.rs`.
 
+use crate::policy::command::Clearance;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::hash::{BuildHasher, Hasher};
@@ -19,7 +20,7 @@ use tokio::sync::{broadcast, watch};
 use super::ansi::strip_ansi;
 use super::output::RollingText;
 use super::process_record::{self, Record, Snapshot};
-use super::process_session::{Session, SessionState, drive};
+use super::process_session::{Session, SessionState, Stdin, drive};
 use super::shell::{EXIT_DRAIN_MAX, resolve_safe_cwd_async, spawn_shell, terminate_group};
 
 /// Limits of a [`ProcessRegistry`]; the defaults are Python's.
@@ -203,12 +204,17 @@ impl ProcessRegistry {
     /// Starts `bash -c command` in `cwd` with `env` (plus
     /// `PYTHONUNBUFFERED=1`) in its own process group, stdin a pipe, output
     /// captured into a bounded buffer.
+    /// Nothing starts without the command policy's [`Clearance`]; the command is the one it
+    /// cleared.
     pub async fn spawn(
         &self,
-        command: &str,
+        cleared: &Clearance,
         cwd: &Path,
         mut env: Vec<(OsString, OsString)>,
     ) -> io::Result<Spawned> {
+        let Some(command) = cleared.command() else {
+            return Err(io::Error::other("no command was cleared to run"));
+        };
         let owner: Arc<str> = self.owner.clone().unwrap_or_else(|| Arc::from(""));
         let max = self.shared.max_per_owner.load(Ordering::Relaxed);
         let running = self.owned_running().len();
@@ -249,7 +255,10 @@ impl ProcessRegistry {
                     kill_source: None,
                 }),
                 done,
-                stdin: tokio::sync::Mutex::new(shell.stdin),
+                stdin: tokio::sync::Mutex::new(Stdin {
+                    pipe: shell.stdin,
+                    pending: String::new(),
+                }),
             });
             table
                 .running

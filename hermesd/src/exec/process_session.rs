@@ -42,7 +42,14 @@ pub(super) struct Session {
     pub(super) started: Instant,
     pub(super) state: Mutex<SessionState>,
     pub(super) done: watch::Sender<bool>,
-    pub(super) stdin: tokio::sync::Mutex<Option<ChildStdin>>,
+    pub(super) stdin: tokio::sync::Mutex<Stdin>,
+}
+
+/// A background process's stdin: the pipe, and the text written to it that no newline or `;`
+/// has ended yet — held back until it is a complete command the rules can judge.
+pub(super) struct Stdin {
+    pub(super) pipe: Option<ChildStdin>,
+    pub(super) pending: String,
 }
 
 impl Session {

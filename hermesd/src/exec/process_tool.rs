@@ -1,8 +1,10 @@
 //! The `process` tool's actions on background processes, with Python's
 //! names and result shapes: list, poll, log, wait, kill, write, submit, close.
 
+use std::path::Path;
 use std::time::{Duration, SystemTime};
 
+use async_trait::async_trait;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
@@ -11,6 +13,25 @@ use super::ansi::strip_ansi;
 use super::output::split_lines;
 use super::process::{ProcessRegistry, not_found};
 use super::terminal::lenient_int;
+use crate::policy::command::{Clearance, complete_commands};
+
+/// The most input held back waiting for a newline or `;`.
+const MAX_PENDING_STDIN: usize = 64 * 1024;
+
+/// Who decides whether a write to a background process's stdin may go ahead: the tool layer,
+/// which judges it with the command policy and asks the user when the policy says so.
+#[async_trait]
+pub trait StdinGate: Send + Sync {
+    /// Clear writing `data` after `pending` (held back so far) to the stdin of the process
+    /// started with `command` in `cwd`; `Err` is the refusal the model is told.
+    async fn clear(
+        &self,
+        command: &str,
+        cwd: &Path,
+        pending: &str,
+        data: &str,
+    ) -> Result<Clearance, String>;
+}
 
 /// How long a stdin write may block on a process that is not reading.
 const STDIN_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -228,24 +249,53 @@ impl ProcessRegistry {
         result
     }
 
-    /// `write`: send raw data to the process's stdin (no newline added).
-    pub async fn write_stdin(&self, session_id: &str, data: &str) -> Value {
+    /// `write`: send data to the process's stdin (no newline added), once `gate` clears it.
+    /// Only complete commands (up to a newline or `;`) reach the process; the rest waits for
+    /// the write that completes it, and is judged with it.
+    pub async fn write_stdin(&self, session_id: &str, data: &str, gate: &dyn StdinGate) -> Value {
         let Some(s) = self.get(session_id) else {
             return not_found(session_id);
         };
         if s.state().exited {
             return json!({"status": "already_exited", "error": "Process has already finished"});
         }
+        // Held while the gate judges (and asks), so the text it judged is the text written.
         let mut stdin = s.stdin.lock().await;
-        let Some(pipe) = stdin.as_mut() else {
+        if stdin.pipe.is_none() {
             return json!({"status": "error", "error": "Process stdin not available (non-local backend or stdin closed)"});
+        }
+        let cleared = match gate.clear(&s.command, &s.cwd, &stdin.pending, data).await {
+            Ok(cleared) => cleared,
+            Err(refusal) => return json!({"status": "blocked", "error": refusal}),
+        };
+        if !cleared.covers_stdin(&stdin.pending, data) {
+            return json!({"status": "blocked", "error": "the write was not cleared by the command policy"});
+        }
+        let (complete, rest) = complete_commands(&stdin.pending, data);
+        if rest.len() > MAX_PENDING_STDIN {
+            return json!({"status": "error", "error": format!(
+                "input without a newline or `;` is over {MAX_PENDING_STDIN} bytes; end it with a newline"
+            )});
+        }
+        let text: String = complete.concat();
+        let Some(pipe) = stdin.pipe.as_mut() else {
+            return json!({"status": "error", "error": "Process stdin not available (stdin closed)"});
         };
         let write = async {
-            pipe.write_all(data.as_bytes()).await?;
+            pipe.write_all(text.as_bytes()).await?;
             pipe.flush().await
         };
-        match tokio::time::timeout(STDIN_WRITE_TIMEOUT, write).await {
-            Ok(Ok(())) => json!({"status": "ok", "bytes_written": data.chars().count()}),
+        let result = match tokio::time::timeout(STDIN_WRITE_TIMEOUT, write).await {
+            Ok(Ok(())) => {
+                let mut reply = json!({"status": "ok", "bytes_written": data.chars().count()});
+                if !rest.is_empty() {
+                    reply["held"] = json!(format!(
+                        "{} characters wait for a newline or `;` before they are sent",
+                        rest.chars().count()
+                    ));
+                }
+                reply
+            }
             Ok(Err(err)) => {
                 json!({"status": "error", "error": format!("write to stdin of {session_id}: {err}")})
             }
@@ -253,7 +303,11 @@ impl ProcessRegistry {
                 "write to stdin of {session_id} timed out after {}s (process is not reading)",
                 STDIN_WRITE_TIMEOUT.as_secs()
             )}),
+        };
+        if result["status"] == "ok" {
+            stdin.pending = rest;
         }
+        result
     }
 
     /// `close`: close the process's stdin (EOF) without killing it.
@@ -264,7 +318,7 @@ impl ProcessRegistry {
         if s.state().exited {
             return json!({"status": "already_exited", "error": "Process has already finished"});
         }
-        match s.stdin.lock().await.take() {
+        match s.stdin.lock().await.pipe.take() {
             Some(pipe) => {
                 drop(pipe);
                 json!({"status": "ok", "message": "stdin closed"})
@@ -277,7 +331,12 @@ impl ProcessRegistry {
 
     /// Runs one `process` tool call (`args` as sent by the model) and
     /// returns its JSON result. `cancel` interrupts `wait`.
-    pub async fn handle_tool_call(&self, args: &Value, cancel: &CancellationToken) -> Value {
+    pub async fn handle_tool_call(
+        &self,
+        args: &Value,
+        cancel: &CancellationToken,
+        gate: &dyn StdinGate,
+    ) -> Value {
         let action = args.get("action").and_then(Value::as_str).unwrap_or("");
         let session_id = match args.get("session_id") {
             Some(Value::String(s)) => s.trim().to_owned(),
@@ -313,8 +372,11 @@ impl ProcessRegistry {
                 self.wait(&session_id, timeout, cancel).await
             }
             "kill" => self.kill(&session_id, "process.kill").await,
-            "write" => self.write_stdin(&session_id, &data).await,
-            "submit" => self.write_stdin(&session_id, &format!("{data}\n")).await,
+            "write" => self.write_stdin(&session_id, &data, gate).await,
+            "submit" => {
+                self.write_stdin(&session_id, &format!("{data}\n"), gate)
+                    .await
+            }
             _ => self.close_stdin(&session_id).await,
         }
     }

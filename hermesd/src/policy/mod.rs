@@ -3,11 +3,13 @@
 //! hardline rules); `threat` scans untrusted text before it is embedded in a prompt.
 
 pub mod command;
+pub mod paths;
 pub mod threat;
 
 pub use command::{
-    Danger, OVERWRITE_KEY, PARSER_LIMIT_KEY, PATTERNS_UNAVAILABLE_KEY, SECRET_READ_KEY,
-    detect_dangerous, detect_dangerous_in, detect_hardline, detect_sudo_stdin_guess,
+    CommandPolicy, Danger, OVERWRITE_KEY, PARSER_LIMIT_KEY, PATTERNS_UNAVAILABLE_KEY,
+    SECRET_READ_KEY, Verdict, detect_dangerous, detect_dangerous_in, detect_hardline,
+    detect_sudo_stdin_guess,
 };
 pub use threat::{
     INVISIBLE_CHARS, MAX_SCAN_CHARS, SCANNER_UNAVAILABLE, ThreatScope, blocked_notice,

@@ -148,6 +148,7 @@ impl pb::skills_server::Skills for SkillsService {
         let name = entry.name.clone();
         let file = (!request.file.is_empty()).then_some(request.file);
         let all_tools = SessionSkills::default();
+        let paths = self.state.runner.tool_services.paths.clone();
         let shown = tokio::task::spawn_blocking(move || {
             // The user reads the skill whatever its conditions: an empty context with no limits.
             let nothing = std::collections::HashMap::new();
@@ -159,7 +160,7 @@ impl pb::skills_server::Skills for SkillsService {
                 disabled: &[],
                 platform_disabled: &nothing,
             };
-            skills::skill_view(&view.all, &activation, &name, file.as_deref())
+            skills::skill_view(&view.all, &activation, &name, file.as_deref(), &paths)
         })
         .await
         .map_err(|e| Status::internal(format!("reading the skill stopped: {e}")))?;

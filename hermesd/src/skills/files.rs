@@ -2,6 +2,7 @@
 //! only, confined to the skill directory even through symlinks, binary files described, size
 //! capped).
 
+use crate::policy::paths::PathPolicy;
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Component, Path, PathBuf};
@@ -51,6 +52,8 @@ pub(super) enum FileError {
     Absolute,
     /// The path resolves (through symlinks) outside the skill directory.
     Escapes,
+    /// The path policy does not let the agent read it (a credential file inside a skill).
+    Denied(String),
     /// Nothing exists at the path.
     NotFound,
     /// The path is a directory or another non-file.
@@ -76,6 +79,7 @@ pub(super) enum FileContent {
 pub(super) fn read_skill_file(
     skill_dir: &Path,
     rel: &str,
+    paths: &PathPolicy,
 ) -> Result<(PathBuf, FileContent), FileError> {
     for component in Path::new(rel).components() {
         match component {
@@ -96,6 +100,7 @@ pub(super) fn read_skill_file(
     if !target.starts_with(&base) {
         return Err(FileError::Escapes);
     }
+    paths.check_read(&target).map_err(FileError::Denied)?;
     let file = File::open(&target).map_err(not_found)?;
     let meta = file.metadata().map_err(FileError::Io)?;
     if !meta.is_file() {

@@ -1,5 +1,6 @@
 //! The `skills_list` and `skill_view` tools: results in Hermes' JSON shapes.
 
+use crate::policy::paths::PathPolicy;
 use std::fs::File;
 use std::path::Path;
 
@@ -60,12 +61,14 @@ pub fn skills_list(
 }
 
 /// `skill_view`: a skill's SKILL.md (with `${HERMES_SKILL_DIR}` replaced by its directory) and
-/// its linked files, or with `file_path` one supporting file of it.
+/// its linked files, or with `file_path` one supporting file of it (which the path policy must
+/// let the agent read: a skill directory is no way around the rules).
 pub fn skill_view(
     catalog: &Catalog,
     ctx: &ActivationContext<'_>,
     name: &str,
     file_path: Option<&str>,
+    paths: &PathPolicy,
 ) -> Value {
     let name = name.trim();
     if let Some(error) = name_error(name) {
@@ -96,7 +99,7 @@ pub fn skill_view(
         }
     }
     match file_path.map(str::trim).filter(|p| !p.is_empty()) {
-        Some(rel) => view_file(entry, name, rel),
+        Some(rel) => view_file(entry, name, rel, paths),
         None => view_skill(catalog, entry),
     }
 }
@@ -144,8 +147,8 @@ fn view_skill(catalog: &Catalog, entry: &SkillEntry) -> Value {
     result
 }
 
-fn view_file(entry: &SkillEntry, name: &str, rel: &str) -> Value {
-    match read_skill_file(&entry.dir, rel) {
+fn view_file(entry: &SkillEntry, name: &str, rel: &str, paths: &PathPolicy) -> Value {
+    match read_skill_file(&entry.dir, rel, paths) {
         Ok((
             path,
             FileContent::Text {
@@ -193,6 +196,7 @@ fn view_file(entry: &SkillEntry, name: &str, rel: &str) -> Value {
         Err(FileError::Traversal) => refused("Path traversal ('..') is not allowed."),
         Err(FileError::Absolute) => refused("File path must be relative to the skill directory."),
         Err(FileError::Escapes) => refused("Path escapes the skill directory."),
+        Err(FileError::Denied(message)) => refused(&message),
         Err(FileError::NotAFile) => refused(&format!("'{rel}' is not a file.")),
         Err(FileError::Io(err)) => {
             failure(format!("Failed to read '{rel}' in skill '{name}': {err}"))

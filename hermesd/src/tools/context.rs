@@ -6,6 +6,7 @@ use std::{path::PathBuf, sync::Arc, time::Duration};
 use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
+use crate::policy::{command::CommandPolicy, paths::PathPolicy};
 use crate::{
     exec::{LoginEnv, ProcessRegistry, RegistryConfig, capture_login_env},
     memory::MemorySettings,
@@ -130,8 +131,12 @@ impl std::fmt::Debug for SessionScope {
 /// Daemon-wide services shared by every tool call.
 pub struct ToolServices {
     pub store: Store,
-    /// `HERMES_HOME`: its config and keys are off limits to the file tools.
+    /// `HERMES_HOME` as the daemon was given it.
     pub hermes_home: PathBuf,
+    /// What the agent may read and write: every path a tool touches is decided here.
+    pub paths: PathPolicy,
+    /// What the agent may run (with the user's `approvals.deny`), replaced on reload.
+    commands: std::sync::RwLock<Arc<CommandPolicy>>,
     /// Background processes started by `terminal`, every conversation's: tools reach them
     /// only through their [`SessionScope`].
     pub processes: ProcessRegistry,
@@ -153,7 +158,8 @@ impl std::fmt::Debug for ToolServices {
 }
 
 impl ToolServices {
-    pub fn new(store: Store, hermes_home: PathBuf, cron: Arc<dyn CronHandle>) -> Self {
+    pub fn new(store: Store, paths: PathPolicy, cron: Arc<dyn CronHandle>) -> Self {
+        let hermes_home = paths.hermes_home().to_path_buf();
         let processes = ProcessRegistry::new(RegistryConfig {
             record: Some(hermes_home.join(crate::exec::PROCESS_RECORD_FILE)),
             ..RegistryConfig::default()
@@ -161,6 +167,8 @@ impl ToolServices {
         Self {
             store,
             hermes_home,
+            commands: std::sync::RwLock::new(Arc::new(CommandPolicy::new(paths.clone(), &[]).0)),
+            paths,
             processes,
             login_env: tokio::sync::RwLock::new(None),
             memory_settings: std::sync::RwLock::new(MemorySettings::default()),
@@ -178,12 +186,35 @@ impl ToolServices {
             .and_then(serde_yaml::Value::as_u64)
             .map_or(crate::exec::DEFAULT_MAX_BACKGROUND, |n| n as usize);
         self.processes.set_max_per_owner(max_background);
+        let deny = crate::config::string_list(tree.get("approvals").and_then(|a| a.get("deny")));
+        for notice in self.set_denied_commands(&deny) {
+            tracing::warn!("{notice}");
+        }
         if let Ok(mut memory) = self.memory_settings.write() {
             *memory = MemorySettings::from_config(tree);
         }
         if let Ok(mut skills) = self.skills_settings.write() {
             *skills = Arc::new(SkillsSettings::from_config(tree));
         }
+    }
+
+    /// The command rules in force.
+    pub fn commands(&self) -> Arc<CommandPolicy> {
+        match self.commands.read() {
+            Ok(c) => Arc::clone(&c),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    /// Put the user's `approvals.deny` globs in force; returns notices for those that do not
+    /// parse.
+    pub fn set_denied_commands(&self, deny: &[String]) -> Vec<String> {
+        let (policy, notices) = CommandPolicy::new(self.paths.clone(), deny);
+        match self.commands.write() {
+            Ok(mut c) => *c = Arc::new(policy),
+            Err(poisoned) => *poisoned.into_inner() = Arc::new(policy),
+        }
+        notices
     }
 
     /// The `skills` section of the configuration in force.
@@ -246,16 +277,6 @@ impl ToolContext {
 
     /// A path argument resolved against the session's cwd, with `~` expanded.
     pub fn resolve_path(&self, path: &str) -> PathBuf {
-        let expanded = match path.strip_prefix("~") {
-            Some(rest) if rest.is_empty() || rest.starts_with('/') => std::env::var_os("HOME")
-                .map(|home| PathBuf::from(home).join(rest.trim_start_matches('/')))
-                .unwrap_or_else(|| PathBuf::from(path)),
-            _ => PathBuf::from(path),
-        };
-        if expanded.is_absolute() {
-            expanded
-        } else {
-            self.cwd.join(expanded)
-        }
+        self.services.paths.resolve(path, &self.cwd)
     }
 }

@@ -50,7 +50,7 @@ impl Tool for ReadFileTool {
     }
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
         let path = ctx.resolve_path(required_str(&args, "path")?);
-        if let Some(refusal) = write_guard::check_read(&path, &ctx.services.hermes_home) {
+        if let Err(refusal) = ctx.services.paths.check_read(&path) {
             tracing::warn!(path = %path.display(), "read of a credential file refused");
             return Ok(serde_json::json!({ "error": refusal }));
         }
@@ -125,6 +125,7 @@ impl Tool for SearchFilesTool {
         let cancel = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&cancel);
         let _stop = CancelOnDrop(Arc::clone(&cancel));
-        blocking(move || files::search_files(&request, &flag)).await
+        let paths = ctx.services.paths.clone();
+        blocking(move || files::search_files(&request, &paths, &flag)).await
     }
 }

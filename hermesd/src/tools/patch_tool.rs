@@ -61,8 +61,8 @@ impl Tool for PatchTool {
                 let text = optional_str(&args, "patch")
                     .ok_or_else(|| ToolError::Arguments("patch mode needs `patch`".into()))?
                     .to_string();
-                let base = ctx.cwd.clone();
-                Box::new(move || patch::patch_v4a(&base, &text))
+                let (paths, cwd) = (ctx.services.paths.clone(), ctx.cwd.clone());
+                Box::new(move || patch::patch_v4a(&|p| paths.resolve(p, &cwd), &text))
             }
             "replace" => {
                 let path = ctx.resolve_path(

@@ -77,9 +77,10 @@ impl Tool for SkillViewTool {
         }
         let session = Arc::clone(&ctx.settings.skills);
         let settings = ctx.services.skills_settings();
+        let paths = ctx.services.paths.clone();
         tokio::task::spawn_blocking(move || {
             let activation = session.activation(&settings);
-            skills::skill_view(&view.visible, &activation, &name, file.as_deref())
+            skills::skill_view(&view.visible, &activation, &name, file.as_deref(), &paths)
         })
         .await
         .map_err(|e| ToolError::Failed(format!("skill_view stopped: {e}")))

@@ -8,8 +8,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+use std::path::Path;
+
 use super::{ApprovalDecision, ApprovalRequest, Concurrency, Tool, ToolContext, ToolError};
-use crate::{exec, policy};
+use crate::exec;
+use crate::policy::command::{Clearance, Verdict};
 
 pub struct TerminalTool;
 
@@ -44,38 +47,20 @@ impl Tool for TerminalTool {
             Some(dir) => ctx.resolve_path(dir),
             None => ctx.cwd.clone(),
         };
-        if let Some(block) = policy::detect_hardline(&args.command)
-            .or_else(|| policy::detect_sudo_stdin_guess(&args.command))
-        {
-            return Ok(blocked(format!(
-                "BLOCKED (hardline): {}. This command is on the unconditional blocklist and cannot \
-                 be run by the agent, not even with --yolo or approvals.mode=off. If you really \
-                 need it, ask the user to run it in their own terminal.",
-                block.description
-            )));
+        if let Err(refusal) = ctx.services.paths.check_workdir(&cwd) {
+            return Ok(blocked(refusal));
         }
-        let (command, dir) = (args.command.clone(), cwd.clone());
-        let danger =
-            tokio::task::spawn_blocking(move || policy::detect_dangerous_in(&command, &dir))
-                .await
-                .map_err(|e| ToolError::Failed(format!("the command check failed: {e}")))?;
-        if let Some(danger) = danger {
-            let request = ApprovalRequest {
-                command: args.command.clone(),
-                pattern_key: danger.key.to_string(),
-                reason: danger.description.to_string(),
-            };
-            if let ApprovalDecision::Denied(message) = ctx.turn.approve(request).await {
-                return Ok(blocked(message));
-            }
-        }
+        let cleared = match clear_command(ctx, &args.command, &cwd).await? {
+            Ok(cleared) => cleared,
+            Err(refusal) => return Ok(blocked(refusal)),
+        };
         let login = ctx.services.login_env().await;
         let env = exec::child_env(&login, &[]);
         if args.background {
             let spawned = ctx
                 .scope
                 .processes
-                .spawn(&args.command, &cwd, env)
+                .spawn(&cleared, &cwd, env)
                 .await
                 .map_err(|e| ToolError::Failed(format!("cannot start `{}`: {e}", args.command)))?;
             return Ok(exec::background_started(
@@ -84,7 +69,7 @@ impl Tool for TerminalTool {
                 &args,
             ));
         }
-        let mut request = exec::RunRequest::new(args.command.clone(), cwd, env);
+        let mut request = exec::RunRequest::new(&cleared, cwd, env);
         request.timeout = Duration::from_secs(
             args.effective_timeout_secs(ctx.settings.terminal_timeout.as_secs()),
         );
@@ -121,7 +106,66 @@ impl Tool for ProcessTool {
         Ok(ctx
             .scope
             .processes
-            .handle_tool_call(&args, &ctx.cancel)
+            .handle_tool_call(&args, &ctx.cancel, &AskingGate(ctx))
             .await)
+    }
+}
+
+/// Judge `command` (to run in `cwd`) with the command policy, asking the user for each thing
+/// it says needs consent; `Ok(Err)` is the refusal the model is told.
+async fn clear_command(
+    ctx: &ToolContext,
+    command: &str,
+    cwd: &Path,
+) -> Result<Result<Clearance, String>, ToolError> {
+    let policy = ctx.services.commands();
+    let (command, dir) = (command.to_string(), cwd.to_path_buf());
+    let verdict = tokio::task::spawn_blocking(move || policy.judge(&command, &dir))
+        .await
+        .map_err(|e| ToolError::Failed(format!("the command check failed: {e}")))?;
+    Ok(settle(ctx, verdict).await)
+}
+
+/// A verdict made final: what it refuses stays refused, what it asks is asked.
+async fn settle(ctx: &ToolContext, verdict: Verdict) -> Result<Clearance, String> {
+    let pending = match verdict {
+        Verdict::Run(cleared) => return Ok(cleared),
+        Verdict::Refuse(refusal) => return Err(refusal),
+        Verdict::Ask(pending) => pending,
+    };
+    for ask in &pending.asks {
+        let request = ApprovalRequest {
+            command: ask.command.clone(),
+            pattern_key: ask.key.clone(),
+            reason: ask.reason.clone(),
+        };
+        if let ApprovalDecision::Denied(message) = ctx.turn.approve(request).await {
+            return Err(message);
+        }
+    }
+    Ok(pending.approved())
+}
+
+/// Writes to a background process's stdin, judged like commands and asked like them.
+struct AskingGate<'a>(&'a ToolContext);
+
+#[async_trait]
+impl exec::StdinGate for AskingGate<'_> {
+    async fn clear(
+        &self,
+        command: &str,
+        cwd: &Path,
+        pending: &str,
+        data: &str,
+    ) -> Result<Clearance, String> {
+        let policy = self.0.services.commands();
+        let (command, cwd) = (command.to_string(), cwd.to_path_buf());
+        let (pending, data) = (pending.to_string(), data.to_string());
+        let verdict = tokio::task::spawn_blocking(move || {
+            policy.judge_stdin(&command, &cwd, &pending, &data)
+        })
+        .await
+        .map_err(|e| format!("the input check failed: {e}"))?;
+        settle(self.0, verdict).await
     }
 }

@@ -153,7 +153,11 @@ async fn stripped_key_is_absent_in_a_real_child() {
         ("KEEP_ME", "yes"),
     ]);
     let env = child_env(&src, &[]);
-    let req = super::super::RunRequest::new("echo \"[$ACME_API_KEY][$KEEP_ME]\"", "/", env);
+    let req = super::super::RunRequest::new(
+        &crate::policy::command::Clearance::unjudged("echo \"[$ACME_API_KEY][$KEEP_ME]\""),
+        "/",
+        env,
+    );
     let result =
         super::super::run_foreground(req, tokio_util::sync::CancellationToken::new(), |_| {}).await;
     assert_eq!(result.output, "[][yes]");

@@ -16,7 +16,11 @@ fn test_env() -> Vec<(OsString, OsString)> {
 }
 
 async fn run(command: &str, cwd: &Path, timeout: Duration) -> RunResult {
-    let mut req = RunRequest::new(command, cwd, test_env());
+    let mut req = RunRequest::new(
+        &crate::policy::command::Clearance::unjudged(command),
+        cwd,
+        test_env(),
+    );
     req.timeout = timeout;
     run_foreground(req, CancellationToken::new(), |_| {}).await
 }
@@ -102,7 +106,11 @@ async fn timeout_kills_child_and_grandchildren_promptly() {
 async fn cancel_interrupts_promptly() {
     let cancel = CancellationToken::new();
     let trigger = cancel.clone();
-    let req = RunRequest::new("echo started; sleep 30", "/", test_env());
+    let req = RunRequest::new(
+        &crate::policy::command::Clearance::unjudged("echo started; sleep 30"),
+        "/",
+        test_env(),
+    );
     let started = Instant::now();
     let result = run_foreground(req, cancel, move |chunk| {
         if chunk.contains("started") {
@@ -123,7 +131,11 @@ async fn cancel_interrupts_promptly() {
 #[tokio::test]
 async fn huge_output_is_streamed_and_truncated_head_and_tail() {
     let mut streamed = 0usize;
-    let req = RunRequest::new("yes | head -c 50000000", "/", test_env());
+    let req = RunRequest::new(
+        &crate::policy::command::Clearance::unjudged("yes | head -c 50000000"),
+        "/",
+        test_env(),
+    );
     let result = run_foreground(req, CancellationToken::new(), |chunk| {
         streamed += chunk.len()
     })

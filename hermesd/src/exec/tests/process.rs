@@ -36,9 +36,27 @@ async fn poll_until_output(registry: &ProcessRegistry, id: &str, needle: &str) {
     }
 }
 
+/// Clears every write, as if the policy and the user allowed it.
+struct OpenGate;
+
+#[async_trait::async_trait]
+impl super::super::StdinGate for OpenGate {
+    async fn clear(
+        &self,
+        _command: &str,
+        _cwd: &Path,
+        pending: &str,
+        data: &str,
+    ) -> Result<crate::policy::command::Clearance, String> {
+        Ok(crate::policy::command::Clearance::unjudged_stdin(
+            pending, data,
+        ))
+    }
+}
+
 async fn call(registry: &ProcessRegistry, args: Value) -> Value {
     registry
-        .handle_tool_call(&args, &CancellationToken::new())
+        .handle_tool_call(&args, &CancellationToken::new(), &OpenGate)
         .await
 }
 
@@ -47,7 +65,7 @@ async fn spawn_wait_poll_log() {
     let registry = ProcessRegistry::default();
     let spawned = registry
         .spawn(
-            "printf 'l1\\nl2\\nl3\\n'; exit 7",
+            &crate::policy::command::Clearance::unjudged("printf 'l1\\nl2\\nl3\\n'; exit 7"),
             Path::new("/"),
             test_env(),
         )
@@ -99,7 +117,11 @@ async fn kill_terminates_the_whole_group() {
     let dir = tempfile::tempdir().unwrap();
     let command = "sh -c 'sleep 30 & echo $! > gc.pid; wait' & while [ ! -s gc.pid ]; do :; done; echo ready; wait";
     let id = registry
-        .spawn(command, dir.path(), test_env())
+        .spawn(
+            &crate::policy::command::Clearance::unjudged(command),
+            dir.path(),
+            test_env(),
+        )
         .await
         .unwrap()
         .session_id;
@@ -139,7 +161,11 @@ async fn wait_times_out_with_clamp_note_and_is_cancellable() {
     };
     let registry = ProcessRegistry::new(config);
     let id = registry
-        .spawn("sleep 30", Path::new("/"), test_env())
+        .spawn(
+            &crate::policy::command::Clearance::unjudged("sleep 30"),
+            Path::new("/"),
+            test_env(),
+        )
         .await
         .unwrap()
         .session_id;
@@ -169,7 +195,9 @@ async fn stdin_write_submit_close() {
     let registry = ProcessRegistry::default();
     let id = registry
         .spawn(
-            "read line; echo \"got:$line\"; cat; echo end",
+            &crate::policy::command::Clearance::unjudged(
+                "read line; echo \"got:$line\"; cat; echo end",
+            ),
             Path::new("/"),
             test_env(),
         )
@@ -212,7 +240,11 @@ async fn output_buffer_is_bounded_and_counts_bytes() {
     };
     let registry = ProcessRegistry::new(config);
     let id = registry
-        .spawn("yes | head -c 1000000", Path::new("/"), test_env())
+        .spawn(
+            &crate::policy::command::Clearance::unjudged("yes | head -c 1000000"),
+            Path::new("/"),
+            test_env(),
+        )
         .await
         .unwrap()
         .session_id;
@@ -235,7 +267,11 @@ async fn completion_events_list_and_errors() {
     let registry = ProcessRegistry::default();
     let mut events = registry.completion_events();
     let id = registry
-        .spawn("echo bye; exit 2", Path::new("/"), test_env())
+        .spawn(
+            &crate::policy::command::Clearance::unjudged("echo bye; exit 2"),
+            Path::new("/"),
+            test_env(),
+        )
         .await
         .unwrap()
         .session_id;
@@ -286,7 +322,11 @@ async fn finished_processes_are_pruned_when_full() {
     let mut ids = Vec::new();
     for _ in 0..3 {
         let id = registry
-            .spawn("true", Path::new("/"), test_env())
+            .spawn(
+                &crate::policy::command::Clearance::unjudged("true"),
+                Path::new("/"),
+                test_env(),
+            )
             .await
             .unwrap()
             .session_id;

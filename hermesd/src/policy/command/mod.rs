@@ -11,18 +11,26 @@
 mod exec_flags;
 mod extra;
 mod grep;
+mod judge;
 mod lex;
 mod normalize;
 mod patterns;
+mod protected;
 mod shell;
+mod stdin;
 mod words;
 
 #[cfg(test)]
 mod behaviour_tests;
 #[cfg(test)]
+mod judge_tests;
+#[cfg(test)]
 mod tests;
 
 pub use self::extra::{OVERWRITE_KEY, SECRET_READ_KEY};
+pub use self::judge::{Ask, Clearance, CommandPolicy, Pending, Verdict};
+pub use self::protected::SETTINGS_WRITE_KEY;
+pub use self::stdin::{INTERPRETER_WRITE_KEY, complete_commands};
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -237,20 +245,29 @@ pub fn detect_hardline(command: &str) -> Option<Danger> {
     if parser_limit_exceeded(command) {
         return Some(Danger::named(PARSER_LIMIT_KEY));
     }
-    let normalized = normalize(command);
-    if grep_safe_variant(&normalized).1 {
+    hardline_normalized(&normalize(command))
+}
+
+/// [`detect_hardline`] on a normalised command.
+fn hardline_normalized(normalized: &str) -> Option<Danger> {
+    if grep_safe_variant(normalized).1 {
         return Some(Danger::named(MALFORMED_EXEC));
     }
     let Some(rules) = HARDLINE.as_ref() else {
         return Some(Danger::named(PATTERNS_UNAVAILABLE_KEY));
     };
-    first_rule_match(rules, &normalized).map(Danger::named)
+    first_rule_match(rules, normalized).map(Danger::named)
 }
 
 /// `sudo -S` at a command start: the model piping a guessed password to sudo. Hermes blocks
 /// this unconditionally when no sudo password is configured; the caller checks that.
 pub fn detect_sudo_stdin_guess(command: &str) -> Option<Danger> {
-    let normalized = normalize(command).to_lowercase();
+    sudo_stdin_normalized(&normalize(command))
+}
+
+/// [`detect_sudo_stdin_guess`] on a normalised command.
+fn sudo_stdin_normalized(normalized: &str) -> Option<Danger> {
+    let normalized = normalized.to_lowercase();
     match SUDO_STDIN_RE.as_ref() {
         Some(re) if re.is_match(&normalized) => Some(Danger::named(SUDO_STDIN_GUESS)),
         Some(_) => None,

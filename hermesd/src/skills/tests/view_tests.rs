@@ -22,7 +22,7 @@ fn list_shape_and_category_filter() {
     );
     assert_eq!(
         all["hint"],
-        "Use skill_view(name) to see full content, tags, and linked files"
+        "Use skill_view(name, &no_rules()) to see full content, tags, and linked files"
     );
     assert_eq!(
         all["skills"][0],
@@ -64,7 +64,13 @@ fn view_returns_content_and_linked_files() {
     let fx = fixture::build();
     let catalog = Catalog::load(&fx.roots());
     let ctx = Ctx::new(&[], &[]);
-    let result = skill_view(&catalog, &ctx.on("linux", None), "github-pr-workflow", None);
+    let result = skill_view(
+        &catalog,
+        &ctx.on("linux", None),
+        "github-pr-workflow",
+        None,
+        &no_rules(),
+    );
     assert_eq!(result["success"], true, "{result}");
     assert_eq!(result["name"], "github-pr-workflow");
     assert_eq!(result["tags"][0], "GitHub");
@@ -90,12 +96,24 @@ fn view_returns_content_and_linked_files() {
     );
     assert!(result["usage_hint"].as_str().unwrap().contains("file_path"));
 
-    let plain = skill_view(&catalog, &ctx.on("linux", None), "plain-notes", None);
+    let plain = skill_view(
+        &catalog,
+        &ctx.on("linux", None),
+        "plain-notes",
+        None,
+        &no_rules(),
+    );
     assert_eq!(plain["linked_files"], Value::Null);
     assert_eq!(plain["usage_hint"], Value::Null);
     assert_eq!(plain["path"], "plain-notes/SKILL.md");
 
-    let bom = skill_view(&catalog, &ctx.on("linux", None), "bom-skill", None);
+    let bom = skill_view(
+        &catalog,
+        &ctx.on("linux", None),
+        "bom-skill",
+        None,
+        &no_rules(),
+    );
     assert!(bom["content"].as_str().unwrap().starts_with("---\n"));
 }
 
@@ -110,6 +128,7 @@ fn view_supporting_files() {
         &ctx,
         "github-pr-workflow",
         Some("references/api.md"),
+        &no_rules(),
     );
     assert_eq!(
         text,
@@ -121,6 +140,7 @@ fn view_supporting_files() {
         &ctx,
         "github-pr-workflow",
         Some("assets/logo.png"),
+        &no_rules(),
     );
     assert_eq!(binary["is_binary"], true);
     assert_eq!(binary["content"], "[Binary file: logo.png, size: 8 bytes]");
@@ -130,6 +150,7 @@ fn view_supporting_files() {
         &ctx,
         "github-pr-workflow",
         Some("references/nope.md"),
+        &no_rules(),
     );
     assert_eq!(missing["success"], false);
     assert_eq!(
@@ -141,11 +162,17 @@ fn view_supporting_files() {
         json!(["references/api.md", "references/ci.md"])
     );
 
-    let dir = skill_view(&catalog, &ctx, "github-pr-workflow", Some("references"));
+    let dir = skill_view(
+        &catalog,
+        &ctx,
+        "github-pr-workflow",
+        Some("references"),
+        &no_rules(),
+    );
     assert_eq!(dir["success"], false);
     assert!(dir["error"].as_str().unwrap().contains("not a file"));
 
-    let empty_path = skill_view(&catalog, &ctx, "github-pr-workflow", Some(""));
+    let empty_path = skill_view(&catalog, &ctx, "github-pr-workflow", Some(""), &no_rules());
     assert!(empty_path["content"].as_str().unwrap().starts_with("---"));
 }
 
@@ -160,7 +187,7 @@ fn path_traversal_is_refused() {
         "references/../../../outside/secret.txt",
         "..\\..\\x",
     ] {
-        let result = skill_view(&catalog, &ctx, "github-pr-workflow", Some(bad));
+        let result = skill_view(&catalog, &ctx, "github-pr-workflow", Some(bad), &no_rules());
         assert_eq!(result["success"], false, "{bad}");
         assert_eq!(
             result["error"], "Path traversal ('..') is not allowed.",
@@ -173,6 +200,7 @@ fn path_traversal_is_refused() {
         &ctx,
         "github-pr-workflow",
         Some(secret.to_str().unwrap()),
+        &no_rules(),
     );
     assert_eq!(absolute["success"], false);
     assert!(!absolute.to_string().contains("top secret"));
@@ -189,14 +217,26 @@ fn path_traversal_is_refused() {
         .unwrap();
         let catalog = Catalog::load(&fx.roots());
         for escaping in ["references/escape.md", "templates/outdir/secret.txt"] {
-            let result = skill_view(&catalog, &ctx, "github-pr-workflow", Some(escaping));
+            let result = skill_view(
+                &catalog,
+                &ctx,
+                "github-pr-workflow",
+                Some(escaping),
+                &no_rules(),
+            );
             assert_eq!(
                 result["error"], "Path escapes the skill directory.",
                 "{escaping}"
             );
             assert!(!result.to_string().contains("top secret"));
         }
-        let inside = skill_view(&catalog, &ctx, "github-pr-workflow", Some("inside.md"));
+        let inside = skill_view(
+            &catalog,
+            &ctx,
+            "github-pr-workflow",
+            Some("inside.md"),
+            &no_rules(),
+        );
         assert_eq!(inside["content"], "# API\nGET /repos\n");
     }
 }
@@ -207,17 +247,17 @@ fn bad_skill_names_are_refused() {
     let catalog = Catalog::load(&fx.roots());
     let ctx = Ctx::new(&[], &[]);
     let ctx = ctx.on("linux", None);
-    let abs = skill_view(&catalog, &ctx, "/etc/passwd", None);
+    let abs = skill_view(&catalog, &ctx, "/etc/passwd", None, &no_rules());
     assert_eq!(
         abs["error"],
         "Skill name must be a relative path within the skills directory."
     );
-    let drive = skill_view(&catalog, &ctx, "C:\\skills\\x", None);
+    let drive = skill_view(&catalog, &ctx, "C:\\skills\\x", None, &no_rules());
     assert_eq!(
         drive["error"],
         "Skill name must be a relative path within the skills directory."
     );
-    let up = skill_view(&catalog, &ctx, "github/../../outside", None);
+    let up = skill_view(&catalog, &ctx, "github/../../outside", None, &no_rules());
     assert_eq!(
         up["error"],
         "Skill name cannot contain '..' path traversal components."
@@ -229,11 +269,23 @@ fn unknown_skill_suggests_closest_names() {
     let fx = fixture::build();
     let catalog = Catalog::load(&fx.roots());
     let ctx = Ctx::new(&[], &[]);
-    let result = skill_view(&catalog, &ctx.on("linux", None), "obsidain", None);
+    let result = skill_view(
+        &catalog,
+        &ctx.on("linux", None),
+        "obsidain",
+        None,
+        &no_rules(),
+    );
     assert_eq!(result["success"], false);
     assert_eq!(result["error"], "Skill 'obsidain' not found.");
     assert_eq!(result["available_skills"][0], "obsidian");
-    let github = skill_view(&catalog, &ctx.on("linux", None), "github", None);
+    let github = skill_view(
+        &catalog,
+        &ctx.on("linux", None),
+        "github",
+        None,
+        &no_rules(),
+    );
     assert_eq!(github["available_skills"][0], "github-pr-workflow");
     assert!(github["available_skills"].as_array().unwrap().len() <= 10);
 }
@@ -243,14 +295,26 @@ fn unavailable_skills_are_refused() {
     let fx = fixture::build();
     let catalog = Catalog::load(&fx.roots());
     let mut ctx = Ctx::new(&[], &[]);
-    let mac = skill_view(&catalog, &ctx.on("linux", None), "mac-only", None);
+    let mac = skill_view(
+        &catalog,
+        &ctx.on("linux", None),
+        "mac-only",
+        None,
+        &no_rules(),
+    );
     assert_eq!(
         mac["error"],
         "Skill 'mac-only' is not supported on this platform."
     );
     assert_eq!(mac["readiness_status"], "unsupported");
     ctx.disabled.push("obsidian".into());
-    let disabled = skill_view(&catalog, &ctx.on("linux", None), "obsidian", None);
+    let disabled = skill_view(
+        &catalog,
+        &ctx.on("linux", None),
+        "obsidian",
+        None,
+        &no_rules(),
+    );
     assert_eq!(disabled["error"], "Skill 'obsidian' is disabled in config.");
     let listed = skills_list(&catalog, &ctx.on("linux", None), None);
     assert!(!listed.to_string().contains("\"obsidian\""));
@@ -269,10 +333,16 @@ fn large_files_are_capped() {
         &ctx.on("linux", None),
         "big",
         Some("references/big.md"),
+        &no_rules(),
     );
     assert_eq!(result["truncated"], true);
     assert_eq!(result["size"], big.len());
     let content = result["content"].as_str().unwrap();
     assert_eq!(content.len() as u64, MAX_VIEW_BYTES);
     assert!(content.chars().all(|c| c == 'é'));
+}
+
+/// A path policy for homes these tests never touch.
+fn no_rules() -> crate::policy::paths::PathPolicy {
+    crate::policy::paths::PathPolicy::new(std::path::Path::new("/nonexistent/hermes"), None)
 }

@@ -11,6 +11,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value, json};
 
 use super::{search_content, search_names, suggest};
+use crate::policy::paths::PathPolicy;
 
 /// Results per page when the caller gives no limit.
 pub const DEFAULT_SEARCH_LIMIT: usize = 50;
@@ -252,26 +253,27 @@ fn densify(hits: &[Hit]) -> String {
     out
 }
 
-/// Expands a leading `~` / `~/` using `$HOME`.
-fn expand_tilde(path: &str) -> PathBuf {
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
-    match (path, home) {
-        ("~", Some(home)) => PathBuf::from(home),
-        (p, Some(home)) if p.starts_with("~/") => PathBuf::from(home).join(&p[2..]),
-        (p, _) => PathBuf::from(p),
-    }
-}
-
 /// Builds a ripgrep-style walker: honours `.gitignore` (inside git repos),
-/// `.ignore` and `.rgignore`, skips hidden entries, and applies `glob` the
-/// way `rg --glob` does (relative to `glob_root`).
+/// `.ignore` and `.rgignore`, skips hidden entries, applies `glob` the
+/// way `rg --glob` does (relative to `glob_root`), and never enters or yields
+/// what the path policy forbids reading (a symlink is judged by its target).
 pub(crate) fn build_walker(
     root: &Path,
     glob_root: &Path,
     glob: Option<&str>,
     sorted: bool,
+    paths: &PathPolicy,
 ) -> Result<ignore::Walk, String> {
     let mut builder = WalkBuilder::new(root);
+    let paths = paths.clone();
+    builder.filter_entry(move |entry| {
+        let path = if entry.path_is_symlink() {
+            crate::policy::paths::real(entry.path())
+        } else {
+            entry.path().to_path_buf()
+        };
+        paths.check_read(&path).is_ok()
+    });
     builder.add_custom_ignore_filename(".rgignore");
     if let Some(glob) = glob {
         let mut overrides = OverrideBuilder::new(glob_root);
@@ -302,19 +304,24 @@ pub(crate) fn display_path(found: &Path, root: &Path, shown_root: &Path) -> Stri
 /// Runs a `search_files` request and returns Hermes' result JSON. Checks
 /// `cancel` between files and matches; a cancelled search returns what it
 /// found with `limit_reason: "cancelled"`.
-pub fn search_files(req: &SearchRequest, cancel: &AtomicBool) -> Value {
-    let shown_root = expand_tilde(&req.path);
-    let root = req.base.join(&shown_root);
-    let outcome = if root.exists() {
+pub fn search_files(req: &SearchRequest, paths: &PathPolicy, cancel: &AtomicBool) -> Value {
+    let shown_root =
+        crate::policy::paths::expand(&req.path, paths.user_home(), paths.hermes_home());
+    let root = paths.resolve(&req.path, &req.base);
+    let outcome = if let Err(denied) = paths.check_read(&root) {
+        SearchOutcome::failed(denied)
+    } else if root.exists() {
         let glob_root = if req.base.as_os_str().is_empty() {
             root.as_path()
         } else {
             req.base.as_path()
         };
         match req.target {
-            SearchTarget::Files => search_names::run(req, &root, &shown_root, glob_root, cancel),
+            SearchTarget::Files => {
+                search_names::run(req, &root, &shown_root, glob_root, paths, cancel)
+            }
             SearchTarget::Content => {
-                search_content::run(req, &root, &shown_root, glob_root, cancel)
+                search_content::run(req, &root, &shown_root, glob_root, paths, cancel)
             }
         }
     } else {

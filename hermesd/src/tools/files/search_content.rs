@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 
+use crate::policy::paths::PathPolicy;
+
 use super::search::{
     Hit, MAX_MATCH_CHARS, OutputMode, SearchOutcome, SearchRequest, build_walker, display_path,
 };
@@ -101,6 +103,7 @@ pub(crate) fn run(
     root: &Path,
     shown_root: &Path,
     glob_root: &Path,
+    paths: &PathPolicy,
     cancel: &AtomicBool,
 ) -> SearchOutcome {
     let newline_pattern = has_regex_newline(&req.pattern);
@@ -115,7 +118,7 @@ pub(crate) fn run(
         Err(err) => return SearchOutcome::failed(format!("Search failed: {err}")),
     };
     let glob = req.file_glob.as_deref().filter(|g| !g.is_empty());
-    let walker = match build_walker(root, glob_root, glob, true) {
+    let walker = match build_walker(root, glob_root, glob, true, paths) {
         Ok(walker) => walker,
         Err(message) => return SearchOutcome::failed(message),
     };

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
+use crate::policy::paths::PathPolicy;
+
 use super::search::{SearchOutcome, SearchRequest, build_walker, display_path};
 
 /// Turns the model's pattern into the glob Hermes hands to `rg --files -g`:
@@ -33,10 +35,11 @@ pub(crate) fn run(
     root: &Path,
     shown_root: &Path,
     glob_root: &Path,
+    paths: &PathPolicy,
     cancel: &AtomicBool,
 ) -> SearchOutcome {
     let glob = name_glob(&req.pattern);
-    let walker = match build_walker(root, glob_root, Some(&glob), false) {
+    let walker = match build_walker(root, glob_root, Some(&glob), false, paths) {
         Ok(walker) => walker,
         Err(message) => return SearchOutcome::failed(message),
     };

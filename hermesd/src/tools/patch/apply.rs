@@ -1,7 +1,7 @@
 //! The `patch` tool's two modes on real files: replace mode (`old_string` -> `new_string` in one
 //! file) and V4A mode (all-or-nothing multi-file patch), each returning Hermes' result JSON.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use similar::TextDiff;
@@ -35,7 +35,6 @@ fn unified_diff(old: &str, new: &str, old_name: &str, new_name: &str) -> String 
 /// permissions and writes atomically. Returns `{"success", "diff", "files_modified"}` or
 /// `{"success": false, "error"[, "_hint"]}`.
 pub fn patch_replace(path: &Path, old: &str, new: &str, replace_all: bool) -> Value {
-    let path = fsio::expand_tilde(&path.to_string_lossy());
     let shown = path.display().to_string();
     let file = match fsio::read_optional(&path) {
         Ok(Some(bytes)) => match FileText::decode(bytes) {
@@ -98,11 +97,12 @@ struct Outcome {
     changes: usize,
 }
 
-/// Applies a V4A patch to files resolved against `base` (absolute paths and `~` allowed).
+/// Applies a V4A patch to the files `resolve` maps its paths to (the tool resolves them as the
+/// path policy does, so the rules judged the same files this writes).
 /// Every operation is checked against the current files first; if any fails nothing is
 /// written. Returns `{"success", "diff", "files_modified", "files_created", "files_deleted"}`
 /// (empty fields omitted) or `{"success": false, "error"}`.
-pub fn patch_v4a(base: &Path, patch_text: &str) -> Value {
+pub fn patch_v4a(resolve: &dyn Fn(&str) -> PathBuf, patch_text: &str) -> Value {
     let patch = match v4a::parse(patch_text) {
         Ok(patch) => patch,
         Err(err) => return failure(format!("Failed to parse patch: {err}")),
@@ -111,7 +111,7 @@ pub fn patch_v4a(base: &Path, patch_text: &str) -> Value {
     let mut outcome = Outcome::default();
     let mut errors = Vec::new();
     for op in &patch.ops {
-        if let Err(mut op_errors) = plan(base, op, &mut workspace, &mut outcome) {
+        if let Err(mut op_errors) = plan(resolve, op, &mut workspace, &mut outcome) {
             errors.append(&mut op_errors);
         }
     }
@@ -179,14 +179,14 @@ fn read_text(workspace: &Workspace, path: &Path, shown: &str) -> Result<Option<F
 
 /// Plans one operation into `workspace`, recording its diff and file lists in `outcome`.
 fn plan(
-    base: &Path,
+    resolve: &dyn Fn(&str) -> PathBuf,
     op: &FileOp,
     workspace: &mut Workspace,
     outcome: &mut Outcome,
 ) -> Result<(), Vec<String>> {
     match op {
         FileOp::Add { path, content, .. } => {
-            let target = fsio::resolve(base, path);
+            let target = resolve(path);
             let existing = match workspace.read(&target) {
                 Ok(bytes) => bytes.and_then(FileText::decode),
                 Err(err) => return Err(vec![format!("{path}: {err}")]),
@@ -214,7 +214,7 @@ fn plan(
             outcome.changes += 1;
         }
         FileOp::Delete { path, .. } => {
-            let target = fsio::resolve(base, path);
+            let target = resolve(path);
             let bytes = match workspace.read(&target) {
                 Ok(Some(bytes)) => bytes,
                 Ok(None) => return Err(vec![format!("{path}: file not found for deletion")]),
@@ -238,22 +238,22 @@ fn plan(
             hunks,
             ..
         } => {
-            plan_update(base, path, move_to.as_deref(), hunks, workspace, outcome)?;
+            plan_update(resolve, path, move_to.as_deref(), hunks, workspace, outcome)?;
         }
     }
     Ok(())
 }
 
 fn plan_update(
-    base: &Path,
+    resolve: &dyn Fn(&str) -> PathBuf,
     path: &str,
     move_to: Option<&str>,
     hunks: &[v4a::Hunk],
     workspace: &mut Workspace,
     outcome: &mut Outcome,
 ) -> Result<(), Vec<String>> {
-    let source = fsio::resolve(base, path);
-    let destination = move_to.map(|dest| (dest, fsio::resolve(base, dest)));
+    let source = resolve(path);
+    let destination = move_to.map(|dest| (dest, resolve(dest)));
     let mut errors = Vec::new();
     if let Some((dest, dest_path)) = &destination
         && dest_path != &source

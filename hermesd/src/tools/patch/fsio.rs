@@ -1,48 +1,14 @@
-//! File plumbing for patches: path resolution (`~`, base directory), text decoding that keeps
+//! File plumbing for patches: text decoding that keeps
 //! a file's line endings and BOM, and atomic writes (temp file beside the target + rename,
 //! keeping permissions and writing through symlinks).
 
 use std::borrow::Cow;
 use std::fs::{self, OpenOptions, Permissions};
 use std::io::{ErrorKind, Write};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 const BOM: char = '\u{feff}';
-
-/// `path` with a leading `~` or `~/` replaced by `$HOME` (other forms are left alone).
-pub(super) fn expand_tilde(path: &str) -> PathBuf {
-    let rest = match path.strip_prefix('~') {
-        Some(rest) if rest.is_empty() || rest.starts_with('/') => rest,
-        _ => return PathBuf::from(path),
-    };
-    match std::env::var_os("HOME") {
-        Some(home) if !home.is_empty() => {
-            let mut full = PathBuf::from(home);
-            full.push(rest.trim_start_matches('/'));
-            full
-        }
-        _ => PathBuf::from(path),
-    }
-}
-
-/// `path` (after `~` expansion) joined to `base` unless absolute, with `.`/`..` folded.
-pub(super) fn resolve(base: &Path, path: &str) -> PathBuf {
-    let joined = base.join(expand_tilde(path));
-    let mut clean = PathBuf::new();
-    for component in joined.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !clean.pop() {
-                    clean.push(component);
-                }
-            }
-            other => clean.push(other),
-        }
-    }
-    clean
-}
 
 /// A file's text as the matcher sees it, plus what is needed to write it back the same way.
 #[derive(Debug, Clone, PartialEq, Eq)]

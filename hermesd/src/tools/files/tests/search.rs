@@ -32,8 +32,14 @@ fn tree() -> tempfile::TempDir {
     dir
 }
 
+/// A daemon home the tests never search, and the real user home.
+fn policy() -> crate::policy::paths::PathPolicy {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    crate::policy::paths::PathPolicy::new(Path::new("/nonexistent/hermes"), home.as_deref())
+}
+
 fn run(req: &SearchRequest) -> Value {
-    search_files(req, &AtomicBool::new(false))
+    search_files(req, &policy(), &AtomicBool::new(false))
 }
 
 fn request(pattern: &str, root: &Path) -> SearchRequest {
@@ -234,7 +240,7 @@ fn cancel_flag_stops_the_search() {
     for target in [SearchTarget::Content, SearchTarget::Files] {
         let mut req = request("needle", dir.path());
         req.target = target;
-        let result = search_files(&req, &AtomicBool::new(true));
+        let result = search_files(&req, &policy(), &AtomicBool::new(true));
         assert_eq!(result["total_count"], 0);
         assert_eq!(result["limit_reason"], "cancelled");
         assert_eq!(result["truncated"], true);

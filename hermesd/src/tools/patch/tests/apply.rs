@@ -2,12 +2,16 @@
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use super::super::fsio::expand_tilde;
 use super::super::{patch_replace, patch_v4a};
+
+/// Paths of a patch resolved against `base`, as the tool does (without the symlinks).
+fn under(base: &Path) -> impl Fn(&str) -> PathBuf + '_ {
+    move |p| crate::policy::paths::absolute(Path::new(p), base)
+}
 
 fn write(dir: &Path, name: &str, content: &str) {
     let path = dir.join(name);
@@ -109,7 +113,7 @@ fn v4a_add_update_delete_and_move() {
     write(base, "old.txt", "bye\n");
     write(base, "mv.txt", "moving\n");
     let patch = "*** Begin Patch\n*** Update File: src/lib.rs\n@@ fn b() {\n fn b() {\n-    1\n+    2\n }\n*** Add File: docs/new.md\n+# Title\n+body\n*** Delete File: old.txt\n*** Move File: mv.txt -> moved/mv.txt\n*** End Patch";
-    let result = patch_v4a(base, patch);
+    let result = patch_v4a(&under(base), patch);
     assert_eq!(result["success"], json!(true), "{result}");
     assert_eq!(read(base, "src/lib.rs"), "fn a() {}\nfn b() {\n    2\n}\n");
     assert_eq!(read(base, "docs/new.md"), "# Title\nbody\n");
@@ -138,7 +142,7 @@ fn v4a_update_with_move_to_keeps_permissions() {
     write(base, "run.sh", "#!/bin/sh\necho one\n");
     fs::set_permissions(base.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
     let patch = "*** Begin Patch\n*** Update File: run.sh\n*** Move to: bin/run.sh\n-echo one\n+echo two\n*** End Patch";
-    let result = patch_v4a(base, patch);
+    let result = patch_v4a(&under(base), patch);
     assert_eq!(result["success"], json!(true), "{result}");
     assert!(!base.join("run.sh").exists());
     assert_eq!(read(base, "bin/run.sh"), "#!/bin/sh\necho two\n");
@@ -154,7 +158,7 @@ fn v4a_failing_hunk_changes_no_file() {
     write(base, "b.txt", "beta\n");
     write(base, "c.txt", "gamma\n");
     let patch = "*** Begin Patch\n*** Update File: a.txt\n-alpha\n+ALPHA\n*** Add File: d.txt\n+delta\n*** Delete File: c.txt\n*** Update File: b.txt\n@@ nowhere\n-no such line at all\n+x\n*** End Patch";
-    let result = patch_v4a(base, patch);
+    let result = patch_v4a(&under(base), patch);
     assert_eq!(result["success"], json!(false));
     let error = result["error"].as_str().unwrap();
     assert!(error.starts_with("Patch validation failed (no files were modified):\n  • b.txt: hunk 1 'nowhere' (patch line 9) not found — Could not find"), "{error}");
@@ -171,14 +175,17 @@ fn v4a_reports_missing_files_and_parse_errors() {
     let base = dir.path();
     write(base, "exists.txt", "x\n");
     let patch = "*** Begin Patch\n*** Delete File: ghost.txt\n*** Move File: ghost2.txt -> exists.txt\n*** End Patch";
-    let error = patch_v4a(base, patch)["error"].as_str().unwrap().to_owned();
+    let error = patch_v4a(&under(base), patch)["error"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(
         error.contains("  • ghost.txt: file not found for deletion"),
         "{error}"
     );
     assert!(error.contains("  • exists.txt: destination already exists — move would overwrite"));
     assert!(error.contains("  • ghost2.txt: source file not found for move"));
-    let parse = patch_v4a(base, "*** Begin Patch\nbogus\n");
+    let parse = patch_v4a(&under(base), "*** Begin Patch\nbogus\n");
     assert_eq!(parse["success"], json!(false));
     assert!(
         parse["error"]
@@ -187,7 +194,7 @@ fn v4a_reports_missing_files_and_parse_errors() {
             .starts_with("Failed to parse patch: line 2: ")
     );
     let inert = patch_v4a(
-        base,
+        &under(base),
         "*** Begin Patch\n*** Update File: exists.txt\n x\n*** End Patch",
     );
     assert!(
@@ -204,7 +211,7 @@ fn v4a_keeps_crlf_and_applies_hunks_in_sequence() {
     let base = dir.path();
     fs::write(base.join("w.txt"), "one\r\ntwo\r\nthree\r\n").unwrap();
     let patch = "*** Begin Patch\n*** Update File: w.txt\n-one\n+ONE\n two\n*** Update File: w.txt\n@@ two\n+inserted\n*** End Patch";
-    let result = patch_v4a(base, patch);
+    let result = patch_v4a(&under(base), patch);
     assert_eq!(result["success"], json!(true), "{result}");
     assert_eq!(
         fs::read_to_string(base.join("w.txt")).unwrap(),
@@ -223,7 +230,7 @@ fn v4a_resolves_absolute_paths_and_writes_through_symlinks() {
         "*** Begin Patch\n*** Update File: {}\n-old\n+new\n*** End Patch",
         base.join("link.txt").display()
     );
-    let result = patch_v4a(other.path(), &patch);
+    let result = patch_v4a(&under(other.path()), &patch);
     assert_eq!(result["success"], json!(true), "{result}");
     assert!(
         fs::symlink_metadata(base.join("link.txt"))
@@ -232,16 +239,6 @@ fn v4a_resolves_absolute_paths_and_writes_through_symlinks() {
             .is_symlink()
     );
     assert_eq!(read(base, "real.txt"), "new\n");
-}
-
-#[test]
-fn tilde_expands_to_home() {
-    if let Some(home) = std::env::var_os("HOME").filter(|home| !home.is_empty()) {
-        assert_eq!(expand_tilde("~/x/y"), Path::new(&home).join("x/y"));
-        assert_eq!(expand_tilde("~"), Path::new(&home));
-    }
-    assert_eq!(expand_tilde("a/~b"), Path::new("a/~b"));
-    assert_eq!(expand_tilde("~user/x"), Path::new("~user/x"));
 }
 
 #[test]
@@ -255,20 +252,20 @@ fn v4a_hint_disambiguates_and_addition_only_hunks_insert() {
         &format!("def a():\n    return None\n{filler}def b():\n    return None\n"),
     );
     let patch = "*** Begin Patch\n*** Update File: m.py\n@@ def b():\n-    return None\n+    return 1\n@@ def a():\n+    # first\n*** End Patch";
-    let result = patch_v4a(base, patch);
+    let result = patch_v4a(&under(base), patch);
     assert_eq!(result["success"], json!(true), "{result}");
     assert_eq!(
         read(base, "m.py"),
         format!("def a():\n    # first\n    return None\n{filler}def b():\n    return 1\n")
     );
     let appended = patch_v4a(
-        base,
+        &under(base),
         "*** Begin Patch\n*** Update File: m.py\n@@\n+# tail\n*** End Patch",
     );
     assert_eq!(appended["success"], json!(true), "{appended}");
     assert!(read(base, "m.py").ends_with("    return 1\n# tail\n"));
     let ambiguous = patch_v4a(
-        base,
+        &under(base),
         "*** Begin Patch\n*** Update File: m.py\n@@ padding\n+x\n*** End Patch",
     );
     let error = ambiguous["error"].as_str().unwrap();
