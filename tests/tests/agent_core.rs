@@ -54,7 +54,7 @@ fn runner(server: &FakeLlm, extra: &str) -> (tempfile::TempDir, Arc<TurnRunner>)
     let store = Store::open(&home.db_file()).unwrap();
     let services = Arc::new(ToolServices::new(
         store.clone(),
-        home.dir.clone(),
+        hermesd::policy::paths::PathPolicy::new(&home.dir, None),
         Arc::new(NoCron),
     ));
     services.apply_config(&config.tree);

@@ -2,7 +2,6 @@
 //! a timeout and cancellation, stream output chunks to the caller, keep a
 //! bounded head+tail of the output, and produce Python's result shape.
 
-use crate::policy::command::Clearance;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -19,6 +18,7 @@ use super::shell::{
     terminate_group,
 };
 use super::terminal::{DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TIMEOUT_SECS, interpret_exit_code};
+use crate::policy::command::Clearance;
 
 /// Grace between SIGTERM and SIGKILL for a timed-out or interrupted command.
 const FOREGROUND_KILL_GRACE: Duration = Duration::from_secs(1);

@@ -3,7 +3,6 @@
 //! completion bookkeeping, killing, pruning. Per-process state and its output
 //! reader live in `process_session.rs`; the tool actions in `process_tool.rs`.
 
-use crate::policy::command::Clearance;
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::hash::{BuildHasher, Hasher};
@@ -22,6 +21,7 @@ use super::output::RollingText;
 use super::process_record::{self, Record, Snapshot};
 use super::process_session::{Session, SessionState, Stdin, drive};
 use super::shell::{EXIT_DRAIN_MAX, resolve_safe_cwd_async, spawn_shell, terminate_group};
+use crate::policy::command::Clearance;
 
 /// Limits of a [`ProcessRegistry`]; the defaults are Python's.
 #[derive(Debug, Clone)]

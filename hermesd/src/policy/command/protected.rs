@@ -90,10 +90,8 @@ pub fn reach(command: &str, cwd: &Path, paths: &PathPolicy) -> Option<Reach> {
                 }
             }
         }
-        if ["cd", "pushd"].contains(&verb) {
-            if let Some(dir) = words.get(1) {
-                cwd = paths.resolve(dir, &cwd);
-            }
+        if let (true, Some(dir)) = (["cd", "pushd"].contains(&verb), words.get(1)) {
+            cwd = paths.resolve(dir, &cwd);
         }
     }
     None

@@ -85,20 +85,21 @@ impl PathPolicy {
         real(&absolute(&expanded, cwd))
     }
 
-    /// `path` (real) relative to the Hermes home it is in, if it is in one: the daemon's, the
-    /// root's, or a profile's (`…/profiles/<name>/…`, the part after the name).
-    fn in_hermes_home<'p>(&self, path: &'p Path) -> Option<&'p Path> {
-        let rest = [&self.home, &self.root]
+    /// `path` (real) relative to each Hermes home it is in: the daemon's, the root's, or a
+    /// profile's (`…/profiles/<name>/…`, the part after the name). Homes may nest (a daemon home
+    /// holding the user's home), so every one is tried.
+    fn in_hermes_homes<'p>(&self, path: &'p Path) -> impl Iterator<Item = &'p Path> {
+        [self.home.clone(), self.root.clone()]
             .into_iter()
-            .find_map(|base| path.strip_prefix(base).ok())?;
-        match rest.strip_prefix("profiles") {
-            Ok(inner) if !inner.as_os_str().is_empty() => {
-                let mut parts = inner.components();
-                parts.next();
-                Some(parts.as_path())
-            }
-            _ => Some(rest),
-        }
+            .filter_map(move |base| path.strip_prefix(&base).ok())
+            .map(|rest| match rest.strip_prefix("profiles") {
+                Ok(inner) if !inner.as_os_str().is_empty() => {
+                    let mut parts = inner.components();
+                    parts.next();
+                    parts.as_path()
+                }
+                _ => rest,
+            })
     }
 
     /// `path` (real) relative to the user's home, if it is in it.
@@ -111,7 +112,7 @@ impl PathPolicy {
 
     /// What `path` (real) is to the command rules, if it is protected.
     pub fn protected(&self, path: &Path) -> Option<Protected> {
-        if let Some(rest) = self.in_hermes_home(path) {
+        for rest in self.in_hermes_homes(path) {
             if lists::HOME_STATE.iter().any(|f| rest == Path::new(f)) {
                 return Some(Protected::DaemonState);
             }
@@ -141,7 +142,7 @@ impl PathPolicy {
                 path.display()
             ))
         };
-        if let Some(rest) = self.in_hermes_home(path) {
+        for rest in self.in_hermes_homes(path) {
             if lists::HOME_SECRETS.iter().any(|f| rest == Path::new(f))
                 || lists::HOME_SECRET_DIRS.iter().any(|d| rest.starts_with(d))
             {
@@ -183,14 +184,14 @@ impl PathPolicy {
                  sudo if you need to modify system files."
             ));
         }
-        if let Some(rest) = self.in_hermes_home(path) {
-            if self.protected(path).is_some() {
-                return WriteVerdict::Refused(format!(
-                    "Refusing to write to the Hermes configuration, credentials or state: \
-                     {text}\nThe agent cannot change security settings, keys or its own records; \
-                     the user edits settings with `hermesctl config set`."
-                ));
-            }
+        if self.in_hermes_homes(path).next().is_some() && self.protected(path).is_some() {
+            return WriteVerdict::Refused(format!(
+                "Refusing to write to the Hermes configuration, credentials or state: \
+                 {text}\nThe agent cannot change security settings, keys or its own records; \
+                 the user edits settings with `hermesctl config set`."
+            ));
+        }
+        for rest in self.in_hermes_homes(path) {
             if lists::HOME_PROMPT_SOURCES
                 .iter()
                 .any(|s| rest.starts_with(s))
@@ -222,8 +223,8 @@ impl PathPolicy {
     /// files it may not read.
     pub fn check_workdir(&self, dir: &Path) -> Result<(), String> {
         let secret_dir = self
-            .in_hermes_home(dir)
-            .is_some_and(|rest| lists::HOME_SECRET_DIRS.iter().any(|d| rest.starts_with(d)));
+            .in_hermes_homes(dir)
+            .any(|rest| lists::HOME_SECRET_DIRS.iter().any(|d| rest.starts_with(d)));
         let user_secret = self
             .in_user_home(dir)
             .is_some_and(|u| u.starts_with(".ssh") || u.starts_with(".gnupg"));
@@ -239,8 +240,8 @@ impl PathPolicy {
     /// Whether `dir` (real) is a Hermes home itself (the command rules match globs such as
     /// `~/.hermes/*.db` in it against [`Self::home_file_names`]).
     pub fn is_hermes_home(&self, dir: &Path) -> bool {
-        self.in_hermes_home(dir)
-            .is_some_and(|rest| rest.as_os_str().is_empty())
+        self.in_hermes_homes(dir)
+            .any(|rest| rest.as_os_str().is_empty())
     }
 
     /// Every protected file name of a Hermes home, for matching globs against.

@@ -36,7 +36,7 @@ fn unified_diff(old: &str, new: &str, old_name: &str, new_name: &str) -> String 
 /// `{"success": false, "error"[, "_hint"]}`.
 pub fn patch_replace(path: &Path, old: &str, new: &str, replace_all: bool) -> Value {
     let shown = path.display().to_string();
-    let file = match fsio::read_optional(&path) {
+    let file = match fsio::read_optional(path) {
         Ok(Some(bytes)) => match FileText::decode(bytes) {
             Some(file) => file,
             None => return failure(format!("Failed to read file: {shown} (not UTF-8 text)")),
@@ -54,7 +54,7 @@ pub fn patch_replace(path: &Path, old: &str, new: &str, replace_all: bool) -> Va
         Err(err) => return replace_failure(&err, &old, &file.text),
     };
     let new_text = file.normalize(&replaced.content, true);
-    if let Err(err) = fsio::write_atomic(&path, &file.encode(&new_text)) {
+    if let Err(err) = fsio::write_atomic(path, &file.encode(&new_text)) {
         return failure(format!("Failed to write changes: {err}"));
     }
     let mut result = json!({"success": true});
