@@ -340,11 +340,16 @@ async fn ctrl_d_mid_turn_detaches_and_the_turn_goes_on() {
         screen.contains("› count for me"),
         "the re-attached client shows the same turn:\n{screen}"
     );
-    let shown = home
-        .ctl_async(&["sessions", "show", &id, "--json"])
-        .await
-        .json();
-    let answer = shown["messages"][1]["content"].as_str().unwrap();
+    // The screen shows the streamed text; the stored answer follows it by a commit.
+    let answer =
+        hermes_tests::wait::until("the answer is stored", Duration::from_secs(20), || async {
+            let shown = home
+                .ctl_async(&["sessions", "show", &id, "--json"])
+                .await
+                .json();
+            shown["messages"][1]["content"].as_str().map(str::to_string)
+        })
+        .await;
     assert!(answer.ends_with("THE END"), "the turn finished: {answer}");
     assert_eq!(answer.matches("tick").count(), 300);
 }
