@@ -146,7 +146,7 @@ impl PathPolicy {
             if lists::HOME_SECRETS.iter().any(|f| rest == Path::new(f))
                 || lists::HOME_SECRET_DIRS.iter().any(|d| rest.starts_with(d))
             {
-                return deny("is a Hermes credential store");
+                return deny("holds credentials (a Hermes credential store)");
             }
             if lists::HOME_STATE.iter().any(|f| rest == Path::new(f)) {
                 return deny("is the daemon's own state (read it through the session tools)");
@@ -158,7 +158,7 @@ impl PathPolicy {
                 .any(|e| e.eq_ignore_ascii_case(n))
         });
         if env_file {
-            return deny("holds environment secrets");
+            return deny("holds credentials (an environment file)");
         }
         if let Some(user) = self.in_user_home(path) {
             if lists::USER_SECRETS.iter().any(|f| user == Path::new(f))
@@ -167,7 +167,7 @@ impl PathPolicy {
                 return deny("holds credentials");
             }
             if user.starts_with(".ssh") && !ssh_public(user) {
-                return deny("is an SSH private key or secret");
+                return deny("holds credentials (an SSH private key)");
             }
         }
         Ok(())

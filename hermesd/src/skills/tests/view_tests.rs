@@ -22,7 +22,7 @@ fn list_shape_and_category_filter() {
     );
     assert_eq!(
         all["hint"],
-        "Use skill_view(name, &no_rules()) to see full content, tags, and linked files"
+        "Use skill_view(name) to see full content, tags, and linked files"
     );
     assert_eq!(
         all["skills"][0],
