@@ -49,18 +49,14 @@ impl DaemonState {
         process_env: Env,
         flags: FlagOverrides,
     ) -> Self {
-        let (cron_settings, notices) = cron_settings(&config);
-        for notice in notices {
-            tracing::warn!("{notice}");
-        }
-        let control = Arc::new(cron::control::Control::new(cron_settings));
+        let control = Arc::new(cron::control::Control::new(config.settings.cron.clone()));
         let (cron_ops, cron_requests) = cron::ops::channel();
         let tool_services = Arc::new(crate::tools::ToolServices::new(
             store.clone(),
             home.dir.clone(),
             Arc::new(cron_ops),
         ));
-        tool_services.apply_config(&config.tree);
+        tool_services.apply_config(&config.settings);
         let shutdown = CancellationToken::new();
         let config = Arc::new(SharedConfig::new(config));
         let runner = Arc::new(TurnRunner::new(
@@ -113,10 +109,8 @@ impl DaemonState {
         if old.socket() != config.socket() {
             notices.push("daemon.socket changes take effect when hermesd restarts".into());
         }
-        self.runner.tool_services.apply_config(&config.tree);
-        let (cron, cron_notices) = cron_settings(&config);
-        notices.extend(cron_notices);
-        self.cron.control.apply(cron);
+        self.runner.tool_services.apply_config(&config.settings);
+        self.cron.control.apply(config.settings.cron.clone());
         self.config.set(config);
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let services = Arc::clone(&self.runner.tool_services);
@@ -125,9 +119,4 @@ impl DaemonState {
         tracing::info!("configuration reloaded");
         Ok(notices)
     }
-}
-
-/// The cron settings of `config` (`HERMES_CRON_TIMEOUT` from its environment), with notices.
-fn cron_settings(config: &Config) -> (crate::cron::CronSettings, Vec<String>) {
-    crate::cron::CronSettings::from_config(&config.tree, config.env.get("HERMES_CRON_TIMEOUT"))
 }

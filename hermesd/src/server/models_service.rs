@@ -100,7 +100,7 @@ impl ModelsService {
             Err(e) => Some(e.to_string()),
             Ok(_) => {
                 let config = self.state.config();
-                llm::endpoints(&config.tree, &config.env)
+                llm::endpoints(&config.settings.llm, &config.env)
                     .err()
                     .map(|e| e.to_string())
             }
@@ -127,7 +127,7 @@ impl ModelsService {
             .http_client()
             .await
             .map_err(Status::internal)?;
-        llm::chain_from_config(&config.tree, &config.env, client)
+        llm::chain_from_config(&config.settings.llm, &config.env, client)
             .await
             .map_err(|e| Status::failed_precondition(e.to_string()))
     }
@@ -138,7 +138,7 @@ impl ModelsService {
             .state
             .runner
             .model_metadata
-            .context_length(&chain.client, endpoint, llm::context_override(&config.tree))
+            .context_length(&chain.client, endpoint, config.settings.llm.context_length)
             .await;
         let prices = llm::prices(&endpoint.provider, &endpoint.model);
         pb::ModelInfo {

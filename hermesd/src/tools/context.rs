@@ -7,9 +7,10 @@ use async_trait::async_trait;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
+    config::{Settings, settings::SkillsSection},
     exec::{LoginEnv, ProcessRegistry, RegistryConfig, capture_login_env},
     memory::MemorySettings,
-    skills::{SkillsLibrary, SkillsSettings},
+    skills::SkillsLibrary,
     store::Store,
 };
 
@@ -87,7 +88,7 @@ impl SessionSkills {
     /// What decides which skills this session is offered, under `settings`.
     pub fn activation<'a>(
         &'a self,
-        settings: &'a crate::skills::SkillsSettings,
+        settings: &'a SkillsSection,
     ) -> crate::skills::ActivationContext<'a> {
         crate::skills::ActivationContext {
             os: crate::skills::current_os(),
@@ -139,7 +140,7 @@ pub struct ToolServices {
     login_env: tokio::sync::RwLock<Option<Arc<LoginEnv>>>,
     /// Settings tools read outside a turn (whether they are offered), set on start and reload.
     memory_settings: std::sync::RwLock<MemorySettings>,
-    skills_settings: std::sync::RwLock<Arc<SkillsSettings>>,
+    skills_settings: std::sync::RwLock<Arc<SkillsSection>>,
     /// The skills on disk and what hermesd knows about them.
     pub skills: SkillsLibrary,
     /// Cron as the `cronjob` tool reaches it.
@@ -171,23 +172,19 @@ impl ToolServices {
     }
 
     /// Take the settings tools depend on from the configuration (start and reload).
-    pub fn apply_config(&self, tree: &serde_yaml::Value) {
-        let max_background = tree
-            .get("terminal")
-            .and_then(|t| t.get("max_background"))
-            .and_then(serde_yaml::Value::as_u64)
-            .map_or(crate::exec::DEFAULT_MAX_BACKGROUND, |n| n as usize);
-        self.processes.set_max_per_owner(max_background);
+    pub fn apply_config(&self, settings: &Settings) {
+        self.processes
+            .set_max_per_owner(settings.terminal.max_background);
         if let Ok(mut memory) = self.memory_settings.write() {
-            *memory = MemorySettings::from_config(tree);
+            *memory = MemorySettings::new(&settings.memory);
         }
         if let Ok(mut skills) = self.skills_settings.write() {
-            *skills = Arc::new(SkillsSettings::from_config(tree));
+            *skills = Arc::new(settings.skills.clone());
         }
     }
 
     /// The `skills` section of the configuration in force.
-    pub fn skills_settings(&self) -> Arc<SkillsSettings> {
+    pub fn skills_settings(&self) -> Arc<SkillsSection> {
         self.skills_settings
             .read()
             .map(|s| Arc::clone(&s))
