@@ -19,7 +19,8 @@ use serde_yaml::Value;
 /// The effective configuration of a daemon.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// The merged tree, every key kept (including ones hermesd does not use).
+    /// The merged tree, every key kept (including ones hermesd does not use). The daemon's parts
+    /// read [`Config::settings`] and the sections above, never this.
     pub tree: Value,
     pub daemon: DaemonSection,
     pub logging: LoggingSection,

@@ -68,7 +68,7 @@ impl LlmSection {
             primary: ProviderEntry::read_at(r, "model", "default").unwrap_or_default(),
             fallbacks: ProviderEntry::read_list(r, "fallback_providers"),
             timing: Timing::read(r),
-            context_length: r.whole_opt("model.context_length"),
+            context_length: r.whole_opt("model.context_length", "what the endpoint reports"),
         }
     }
 

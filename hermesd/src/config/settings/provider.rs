@@ -55,7 +55,7 @@ impl ProviderEntry {
             model: r.text(model_key),
             base_url: r.text("base_url"),
             api_key: r.text("api_key"),
-            api_mode: r.value("api_mode", None, &"the provider's", |value| {
+            api_mode: r.value("api_mode", None, &"the provider's format", |value| {
                 let word = value.as_str().map(str::trim);
                 match API_MODES.iter().find(|(w, _)| Some(*w) == word) {
                     Some((_, mode)) => Verdict::Use(Some(*mode)),
@@ -63,7 +63,7 @@ impl ProviderEntry {
                     None => Verdict::Bad(format!("is not one of {}", names(&API_MODES[..2]))),
                 }
             }),
-            text_tool_calls: r.flag_opt("text_tool_calls"),
+            text_tool_calls: r.flag_opt("text_tool_calls", "the provider's default"),
         }
     }
 

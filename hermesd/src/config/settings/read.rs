@@ -110,9 +110,9 @@ impl<'t> Reader<'t> {
         })
     }
 
-    /// A whole number with no bound, `None` when absent or bad.
-    pub fn whole_opt(&mut self, key: &str) -> Option<u64> {
-        self.value(key, None, &"none", |value| match whole(value) {
+    /// A whole number with no bound, `None` when absent or bad (a notice says `using {shown}`).
+    pub fn whole_opt(&mut self, key: &str, shown: &str) -> Option<u64> {
+        self.value(key, None, &shown, |value| match whole(value) {
             Ok(n) => Verdict::Use(Some(n)),
             Err(why) => Verdict::Bad(why.into()),
         })
@@ -144,9 +144,9 @@ impl<'t> Reader<'t> {
         })
     }
 
-    /// `true`/`false`, `None` when absent or bad.
-    pub fn flag_opt(&mut self, key: &str) -> Option<bool> {
-        self.value(key, None, &"the default", |value| match flag(value) {
+    /// `true`/`false`, `None` when absent or bad (a notice says `using {shown}`).
+    pub fn flag_opt(&mut self, key: &str, shown: &str) -> Option<bool> {
+        self.value(key, None, &shown, |value| match flag(value) {
             Some(b) => Verdict::Use(Some(b)),
             None => Verdict::Bad("is not true or false".into()),
         })
