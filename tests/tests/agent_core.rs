@@ -57,7 +57,7 @@ fn runner(server: &FakeLlm, extra: &str) -> (tempfile::TempDir, Arc<TurnRunner>)
         home.dir.clone(),
         Arc::new(NoCron),
     ));
-    services.apply_config(&config.tree);
+    services.apply_config(&config.settings);
     let runner = TurnRunner::new(
         home,
         store,
