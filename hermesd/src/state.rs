@@ -97,7 +97,8 @@ impl DaemonState {
     }
 
     /// Re-read `.env` and `config.yaml` (blocking file I/O: call off the runtime). On error the
-    /// running configuration stays. Returns the notices of the new configuration.
+    /// running configuration stays. Returns the notices of the new configuration (also logged,
+    /// for a reload by SIGHUP).
     pub fn reload(&self) -> Result<Vec<String>, ConfigError> {
         let env = self.home.env(self.process_env.clone())?;
         let config = Config::load(&self.home, &env, &self.flags)?;
@@ -115,6 +116,9 @@ impl DaemonState {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let services = Arc::clone(&self.runner.tool_services);
             runtime.spawn(async move { services.refresh_login_env().await });
+        }
+        for notice in &notices {
+            tracing::info!("{notice}");
         }
         tracing::info!("configuration reloaded");
         Ok(notices)

@@ -2,7 +2,7 @@
 //! or — when the value is of the wrong type or out of range — a notice naming the key, the value
 //! and what is used instead. An absent key (or `null`) is the default, without a notice.
 
-use std::fmt::Display;
+use std::{fmt::Display, time::Duration};
 
 use serde_yaml::Value;
 
@@ -118,11 +118,12 @@ impl<'t> Reader<'t> {
         })
     }
 
-    /// A number of seconds (0 or more, fractions allowed).
+    /// A number of seconds (0 or more, fractions allowed, small enough for a `Duration`).
     pub fn seconds(&mut self, key: &str, default: f64) -> f64 {
         self.value(key, default, &default, |value| match number(value) {
-            Some(s) if s.is_finite() && s >= 0.0 => Verdict::Use(s),
             Some(s) if s < 0.0 => Verdict::Bad("is negative".into()),
+            Some(s) if Duration::try_from_secs_f64(s).is_ok() => Verdict::Use(s),
+            Some(s) if s.is_finite() => Verdict::Bad("is too large".into()),
             _ => Verdict::Bad("is not a number of seconds".into()),
         })
     }

@@ -66,6 +66,11 @@ fn retention_bad_values_are_one_notice_and_the_default() {
     );
     assert_eq!(s.sessions.evict_after, Duration::from_secs(600));
     let s = one_notice(
+        "sessions: {evict_after: 1e300}",
+        &["is too large; using 600"],
+    );
+    assert_eq!(s.sessions.evict_after, Duration::from_secs(600), "no panic");
+    let s = one_notice(
         "tool_results: {keep_days: a month}",
         &["tool_results.keep_days: \"a month\" is not a whole number; using 30"],
     );
