@@ -2,7 +2,10 @@
 
 use std::time::Duration;
 
-use crate::config::{Settings, settings::Enforcement};
+use crate::config::{
+    Settings,
+    settings::{CronMode, Enforcement},
+};
 
 /// Settings of one turn.
 #[derive(Debug, Clone)]
@@ -35,7 +38,7 @@ impl TurnSettings {
             max_iterations: agent.max_turns,
             loop_guard: agent.loop_guard,
             approvals_off: approvals.off(),
-            cron_approve: approvals.cron_mode == crate::config::settings::CronMode::Approve,
+            cron_approve: approvals.cron_mode == CronMode::Approve,
             approval_timeout: approvals.timeout,
             allowlist: approvals.command_allowlist.clone(),
             terminal_timeout: settings.terminal.timeout,

@@ -36,7 +36,7 @@ pub use review::ReviewSection;
 pub use skills::SkillsSection;
 pub use terminal::{DEFAULT_MAX_BACKGROUND, TerminalSection};
 pub use toolsets::ToolsetSelection;
-pub use zone::{ZONE_HINT, parse_zone, system_zone};
+pub use zone::{ZONE_HINT, parse_zone};
 
 use hermes_proto::env::Env;
 use serde_yaml::Value;
