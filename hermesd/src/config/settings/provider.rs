@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde_yaml::Value;
 
-use super::read::{Reader, Verdict, names, show};
+use super::read::{Reader, Verdict, names};
 
 /// The wire format spoken by an endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +54,7 @@ impl ProviderEntry {
             provider: r.text("provider"),
             model: r.text(model_key),
             base_url: r.text("base_url"),
-            api_key: r.text("api_key"),
+            api_key: r.secret("api_key"),
             api_mode: r.value("api_mode", None, &"the provider's format", |value| {
                 let word = value.as_str().map(str::trim);
                 match API_MODES.iter().find(|(w, _)| Some(*w) == word) {
@@ -71,7 +71,8 @@ impl ProviderEntry {
     pub fn read_at(r: &mut Reader<'_>, key: &str, model_key: &str) -> Option<Self> {
         let node = r.get(key)?;
         if !node.is_mapping() {
-            r.notice(key, node, "is not a mapping of provider keys", &"nothing");
+            let why = "is not a mapping of provider keys";
+            r.notice(key, node, why, &"the defaults of its keys");
             return None;
         }
         let mut part = Reader::under(node, r.name(&format!("{key}.")));
@@ -80,7 +81,8 @@ impl ProviderEntry {
         Some(entry)
     }
 
-    /// Read `fallback_providers`: a list of entries (a bad item is left out with a notice).
+    /// Read `fallback_providers`: a list of entries. An item that is not a mapping is an empty
+    /// entry with a notice, so the chain reports it and the others keep their index.
     pub fn read_list(r: &mut Reader<'_>, key: &str) -> Vec<Self> {
         let Some(value) = r.get(key) else {
             return Vec::new();
@@ -94,11 +96,7 @@ impl ProviderEntry {
             let name = format!("{key}[{index}]");
             if !item.is_mapping() {
                 let why = "is not a mapping of provider keys";
-                r.notice_raw(format!(
-                    "{}: {} {why}; using an empty entry",
-                    r.name(&name),
-                    show(item)
-                ));
+                r.notice(&name, item, why, &"an empty entry");
             }
             let mut part = Reader::under(item, r.name(&format!("{name}.")));
             entries.push(Self::read(&mut part, "model"));

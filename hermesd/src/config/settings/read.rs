@@ -161,6 +161,22 @@ impl<'t> Reader<'t> {
         })
     }
 
+    /// A string that may be a secret, trimmed; empty when absent or bad. A notice never shows it.
+    pub fn secret(&mut self, key: &str) -> String {
+        match self.get(key) {
+            None => String::new(),
+            Some(Value::String(s)) => s.trim().to_string(),
+            Some(_) => {
+                let notice = format!(
+                    "{}: the value is not a string; using nothing",
+                    self.name(key)
+                );
+                self.notices.push(notice);
+                String::new()
+            }
+        }
+    }
+
     /// A list of names: a sequence of strings or one comma-separated string, trimmed, blanks
     /// dropped; `default` when absent or bad. An item that is not a string is left out with a
     /// notice.

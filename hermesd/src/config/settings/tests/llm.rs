@@ -79,8 +79,16 @@ fn model_bad_values_are_one_notice_and_the_default() {
         &["model.api_mode: \"grpc\" is not one of chat_completions or anthropic_messages"],
     );
     assert_eq!(s.llm.primary.api_mode, None);
-    let s = one_notice("model: {api_key: 5}", &["model.api_key: 5 is not a string"]);
+    let s = one_notice(
+        "model: {api_key: 123456789}",
+        &["model.api_key: the value is not a string"],
+    );
     assert_eq!(s.llm.primary.api_key, "");
+    let (_, notices) = super::read("model: {api_key: 123456789}");
+    assert!(
+        !notices[0].contains("123456789"),
+        "a key never reaches a notice"
+    );
     let s = one_notice(
         "model: {text_tool_calls: sometimes}",
         &["model.text_tool_calls"],
