@@ -60,16 +60,24 @@ pub struct LlmSection {
     pub timing: Timing,
     /// `model.context_length`: the context window, overriding what the endpoint reports.
     pub context_length: Option<u64>,
+    /// The notices reading these keys gave (also in `Config::notices`): an edit of the model
+    /// configuration through the Models service that leads to one is refused.
+    pub problems: Vec<String>,
 }
 
 impl LlmSection {
     pub fn read(r: &mut Reader<'_>) -> Self {
-        Self {
-            primary: ProviderEntry::read_at(r, "model", "default").unwrap_or_default(),
-            fallbacks: ProviderEntry::read_list(r, "fallback_providers"),
-            timing: Timing::read(r),
-            context_length: r.whole_opt("model.context_length", "what the endpoint reports"),
-        }
+        let mut own = r.fork();
+        let mut section = Self {
+            primary: ProviderEntry::read_at(&mut own, "model", "default").unwrap_or_default(),
+            fallbacks: ProviderEntry::read_list(&mut own, "fallback_providers"),
+            timing: Timing::read(&mut own),
+            context_length: own.whole_opt("model.context_length", "what the endpoint reports"),
+            problems: Vec::new(),
+        };
+        section.problems = own.notices().to_vec();
+        r.absorb(own);
+        section
     }
 
     /// The same chain with `model` as the primary's model (a cron job's own model); a blank

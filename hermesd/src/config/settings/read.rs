@@ -44,6 +44,16 @@ impl<'t> Reader<'t> {
         self.notices
     }
 
+    /// A reader of the same node whose notices can be looked at apart before they are absorbed.
+    pub fn fork(&self) -> Reader<'t> {
+        Self::under(self.node, self.prefix.clone())
+    }
+
+    /// The notices so far.
+    pub fn notices(&self) -> &[String] {
+        &self.notices
+    }
+
     /// Add the notices of a reader of a part of this node.
     pub fn absorb(&mut self, part: Reader<'_>) {
         self.notices.extend(part.notices);

@@ -97,6 +97,20 @@ fn model_bad_values_are_one_notice_and_the_default() {
 }
 
 #[test]
+fn the_chain_keeps_its_own_notices() {
+    let (s, notices) = super::read("agent: {max_turns: x}\nmodel: {api_mode: telepathy}");
+    assert_eq!(notices.len(), 2, "{notices:?}");
+    assert_eq!(
+        s.llm.problems.len(),
+        1,
+        "only the chain's: {:?}",
+        s.llm.problems
+    );
+    assert!(s.llm.problems[0].starts_with("model.api_mode: \"telepathy\""));
+    assert!(clean("model: {default: m}").llm.problems.is_empty());
+}
+
+#[test]
 fn fallback_bad_values_name_their_index() {
     let s = one_notice(
         "fallback_providers: openai",
