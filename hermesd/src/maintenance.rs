@@ -28,33 +28,6 @@ pub struct Pruned {
     pub kept_live: usize,
 }
 
-/// Retention settings (`sessions.*`, Python Hermes' keys).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Retention {
-    pub auto_prune: bool,
-    pub retention_days: u32,
-    pub vacuum_after_prune: bool,
-}
-
-impl Retention {
-    pub fn from_config(tree: &serde_yaml::Value) -> Self {
-        let node = tree.get("sessions");
-        let get = |key: &str| node.and_then(|n| n.get(key));
-        Self {
-            auto_prune: get("auto_prune")
-                .and_then(serde_yaml::Value::as_bool)
-                .unwrap_or(false),
-            retention_days: get("retention_days")
-                .and_then(serde_yaml::Value::as_u64)
-                .filter(|d| *d > 0)
-                .map_or(90, |d| d.min(u64::from(u32::MAX)) as u32),
-            vacuum_after_prune: get("vacuum_after_prune")
-                .and_then(serde_yaml::Value::as_bool)
-                .unwrap_or(true),
-        }
-    }
-}
-
 /// Remove conversations whose last activity is more than `days` days old, except live ones;
 /// with `dry_run`, only count them. Space is given back in the background afterwards.
 pub async fn prune(
@@ -88,7 +61,7 @@ pub async fn prune(
         days,
         "old sessions pruned"
     );
-    if Retention::from_config(&state.config().tree).vacuum_after_prune {
+    if state.config().settings.sessions.vacuum_after_prune {
         spawn_vacuum(state);
     }
     Ok(pruned)
@@ -165,7 +138,7 @@ pub async fn merge_indexes(state: Arc<TurnRunner>) {
 /// until the daemon stops.
 pub async fn auto_prune(state: Arc<TurnRunner>) {
     loop {
-        let retention = Retention::from_config(&state.config().tree);
+        let retention = state.config().settings.sessions;
         if retention.auto_prune
             && let Err(e) = prune(&state, retention.retention_days, false).await
         {
@@ -175,29 +148,5 @@ pub async fn auto_prune(state: Arc<TurnRunner>) {
             () = state.shutdown.cancelled() => return,
             () = tokio::time::sleep(DAY) => {}
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn retention_defaults_follow_python_hermes() {
-        let none = serde_yaml::Value::Null;
-        assert_eq!(
-            Retention::from_config(&none),
-            Retention {
-                auto_prune: false,
-                retention_days: 90,
-                vacuum_after_prune: true
-            }
-        );
-        let tree: serde_yaml::Value =
-            serde_yaml::from_str("sessions: {auto_prune: true, retention_days: 30}")
-                .unwrap_or_default();
-        let r = Retention::from_config(&tree);
-        assert!(r.auto_prune);
-        assert_eq!(r.retention_days, 30);
     }
 }

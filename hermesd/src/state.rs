@@ -49,11 +49,7 @@ impl DaemonState {
         process_env: Env,
         flags: FlagOverrides,
     ) -> Self {
-        let (cron_settings, notices) = cron_settings(&config);
-        for notice in notices {
-            tracing::warn!("{notice}");
-        }
-        let control = Arc::new(cron::control::Control::new(cron_settings));
+        let control = Arc::new(cron::control::Control::new(config.settings.cron.clone()));
         let (cron_ops, cron_requests) = cron::ops::channel();
         let user_home = process_env.get("HOME").map(PathBuf::from);
         let paths = crate::policy::paths::PathPolicy::new(&home.dir, user_home.as_deref());
@@ -62,7 +58,7 @@ impl DaemonState {
             paths,
             Arc::new(cron_ops),
         ));
-        tool_services.apply_config(&config.tree);
+        tool_services.apply_config(&config.settings);
         let shutdown = CancellationToken::new();
         let config = Arc::new(SharedConfig::new(config));
         let runner = Arc::new(TurnRunner::new(
@@ -103,7 +99,8 @@ impl DaemonState {
     }
 
     /// Re-read `.env` and `config.yaml` (blocking file I/O: call off the runtime). On error the
-    /// running configuration stays. Returns the notices of the new configuration.
+    /// running configuration stays. Returns the notices of the new configuration (also logged,
+    /// for a reload by SIGHUP).
     pub fn reload(&self) -> Result<Vec<String>, ConfigError> {
         let env = self.home.env(self.process_env.clone())?;
         let config = Config::load(&self.home, &env, &self.flags)?;
@@ -115,21 +112,17 @@ impl DaemonState {
         if old.socket() != config.socket() {
             notices.push("daemon.socket changes take effect when hermesd restarts".into());
         }
-        self.runner.tool_services.apply_config(&config.tree);
-        let (cron, cron_notices) = cron_settings(&config);
-        notices.extend(cron_notices);
-        self.cron.control.apply(cron);
+        self.runner.tool_services.apply_config(&config.settings);
+        self.cron.control.apply(config.settings.cron.clone());
         self.config.set(config);
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let services = Arc::clone(&self.runner.tool_services);
             runtime.spawn(async move { services.refresh_login_env().await });
         }
+        for notice in &notices {
+            tracing::info!("{notice}");
+        }
         tracing::info!("configuration reloaded");
         Ok(notices)
     }
-}
-
-/// The cron settings of `config` (`HERMES_CRON_TIMEOUT` from its environment), with notices.
-fn cron_settings(config: &Config) -> (crate::cron::CronSettings, Vec<String>) {
-    crate::cron::CronSettings::from_config(&config.tree, config.env.get("HERMES_CRON_TIMEOUT"))
 }

@@ -57,7 +57,7 @@ fn runner(server: &FakeLlm, extra: &str) -> (tempfile::TempDir, Arc<TurnRunner>)
         hermesd::policy::paths::PathPolicy::new(&home.dir, None),
         Arc::new(NoCron),
     ));
-    services.apply_config(&config.tree);
+    services.apply_config(&config.settings);
     let runner = TurnRunner::new(
         home,
         store,

@@ -1,5 +1,6 @@
 //! hermesd as a process: start, stop, refusal of a second daemon, stale sockets, crashes,
-//! systemd notify and socket activation, closed output streams, bad config and a bad database.
+//! systemd notify and socket activation, closed output streams, bad config (a bad setting is a
+//! notice, a broken file a stop) and a bad database.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
 
 use std::{
@@ -345,6 +346,50 @@ async fn reload_keeps_the_running_config_when_the_file_breaks() {
     daemon.expect_notify("RELOADING=1");
     daemon.expect_notify("READY=1");
     assert_eq!(daemon.status().await.model, "third");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bad_setting_is_a_notice_and_the_default_not_a_stop() {
+    let home = TestHome::new();
+    home.write("config.yaml", "agent:\n  max_turns: lots\n");
+    let notice = "agent.max_turns: \"lots\" is not a whole number; using 90";
+    let daemon = DaemonProcess::start(&home, &[]);
+    assert_eq!(
+        daemon.status().await.pid,
+        daemon.pid(),
+        "the daemon started"
+    );
+    let log_file = home.path().join("logs/hermesd.log");
+    hermes_tests::wait::until(
+        "the notice reaches hermesd.log",
+        std::time::Duration::from_secs(10),
+        || {
+            let log = std::fs::read_to_string(&log_file).unwrap_or_default();
+            std::future::ready(log.contains(notice).then_some(()))
+        },
+    )
+    .await;
+
+    let mut client = pb::daemon_client::DaemonClient::new(daemon.channel().await);
+    let reply = client
+        .reload_config(pb::ReloadConfigRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        reply.notices.iter().filter(|n| *n == notice).count(),
+        1,
+        "{:?}",
+        reply.notices
+    );
+    home.write("config.yaml", "agent:\n  max_turns: 12\n");
+    let reply = client
+        .reload_config(pb::ReloadConfigRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(reply.notices.is_empty(), "{:?}", reply.notices);
+    assert!(daemon.terminate().success());
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -7,7 +7,10 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::llm::{self, Chain, ChatRequest};
+use crate::{
+    config::settings::AuxiliaryTask,
+    llm::{self, Chain, ChatRequest},
+};
 
 /// Why an auxiliary call gave no text.
 #[derive(Debug, thiserror::Error)]
@@ -25,13 +28,15 @@ pub enum AuxError {
 }
 
 /// The chain for `task`: its own endpoint first when configured, then the main chain.
-pub async fn chain(state: &Arc<TurnRunner>, task: &str) -> Result<Chain, AuxError> {
+pub async fn chain(state: &Arc<TurnRunner>, task: AuxiliaryTask) -> Result<Chain, AuxError> {
     let config = state.config();
     let client = state.http_client().await.map_err(AuxError::Setup)?;
-    let mut chain = llm::chain_from_config(&config.tree, &config.env, client)
+    let llm_section = &config.settings.llm;
+    let mut chain = llm::chain_from_config(llm_section, &config.env, client)
         .await
         .map_err(|e| AuxError::Setup(e.to_string()))?;
-    if let Some(own) = llm::auxiliary_endpoint(&config.tree, &config.env, task)
+    let own = &config.settings.auxiliary.task(task).endpoint;
+    if let Some(own) = llm::auxiliary_endpoint(llm_section, own, task.key(), &config.env)
         .map_err(|e| AuxError::Setup(e.to_string()))?
     {
         chain.endpoints.insert(0, own);
@@ -39,16 +44,14 @@ pub async fn chain(state: &Arc<TurnRunner>, task: &str) -> Result<Chain, AuxErro
     Ok(chain)
 }
 
-/// Run `request` on `task`'s chain within `auxiliary.<task>.timeout` (else `default_timeout`
-/// seconds); the text of the answer.
+/// Run `request` on `task`'s chain within `auxiliary.<task>.timeout`; the text of the answer.
 pub async fn complete(
     state: &Arc<TurnRunner>,
-    task: &str,
-    default_timeout: f64,
+    task: AuxiliaryTask,
     request: &ChatRequest,
     cancel: &CancellationToken,
 ) -> Result<String, AuxError> {
-    let limit = llm::auxiliary_timeout(&state.config().tree, task, default_timeout);
+    let limit = state.config().settings.auxiliary.task(task).timeout;
     let chain = chain(state, task).await?;
     let mut ignore = |_: llm::StreamEvent| {};
     let mut sink: llm::EventSink<'_> = &mut ignore;

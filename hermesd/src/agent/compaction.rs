@@ -18,6 +18,7 @@ use super::{
     history,
 };
 use crate::{
+    config::settings::{AuxiliaryTask, CompressionSection},
     hub::TurnHandle,
     llm::{ChatMessage, Role},
     store::{self, NewMessage, StoreError},
@@ -29,8 +30,6 @@ struct Cooldown(Option<Instant>);
 
 /// Passes at most per model request (size- or overflow-triggered).
 pub const MAX_PASSES: u32 = 3;
-const TASK: &str = "compression";
-const SUMMARY_TIMEOUT_SECS: f64 = 120.0;
 /// After a failed summary, automatic compression waits this long before calling the model again.
 const FAILURE_COOLDOWN: Duration = Duration::from_secs(600);
 
@@ -53,30 +52,15 @@ pub struct CompactionSettings {
 }
 
 impl CompactionSettings {
-    pub fn from_config(tree: &serde_yaml::Value) -> Self {
-        let node = tree.get("compression");
-        let get = |key: &str| node.and_then(|n| n.get(key));
-        let float = |key: &str| get(key).and_then(serde_yaml::Value::as_f64);
-        let count = |key: &str| {
-            get(key)
-                .and_then(serde_yaml::Value::as_u64)
-                .map(|n| n.min(10_000) as usize)
-        };
-        let defaults = CompressionSettings::default();
+    pub fn new(section: &CompressionSection) -> Self {
         Self {
-            enabled: get("enabled")
-                .and_then(serde_yaml::Value::as_bool)
-                .unwrap_or(true),
+            enabled: section.enabled,
             compress: CompressionSettings {
-                threshold_ratio: float("threshold")
-                    .filter(|t| *t > 0.0 && *t < 1.0)
-                    .unwrap_or(defaults.threshold_ratio),
-                tail_ratio: float("target_ratio")
-                    .filter(|t| *t > 0.0 && *t < 1.0)
-                    .unwrap_or(defaults.tail_ratio),
-                protect_first: count("protect_first_n").unwrap_or(defaults.protect_first),
-                protect_last: count("protect_last_n").unwrap_or(defaults.protect_last),
-                ..defaults
+                threshold_ratio: section.threshold,
+                tail_ratio: section.target_ratio,
+                protect_first: section.protect_first_n,
+                protect_last: section.protect_last_n,
+                ..CompressionSettings::default()
             },
         }
     }
@@ -189,8 +173,7 @@ impl Compactor<'_> {
         } else {
             match auxiliary::complete(
                 self.state,
-                TASK,
-                SUMMARY_TIMEOUT_SECS,
+                AuxiliaryTask::Compression,
                 &prepared.request,
                 self.cancel,
             )
@@ -355,18 +338,5 @@ mod tests {
             "never below twice the fixed part"
         );
         assert!(!plausible_limit(500, 128_000, 10), "never absurdly small");
-    }
-
-    #[test]
-    fn settings_read_python_hermes_keys() {
-        let tree: serde_yaml::Value = serde_yaml::from_str(
-            "compression: {enabled: false, threshold: 0.7, protect_last_n: 8, protect_first_n: 2}",
-        )
-        .unwrap_or_default();
-        let s = CompactionSettings::from_config(&tree);
-        assert!(!s.enabled);
-        assert_eq!(s.compress.threshold_ratio, 0.7);
-        assert_eq!((s.compress.protect_first, s.compress.protect_last), (2, 8));
-        assert!(CompactionSettings::from_config(&serde_yaml::Value::Null).enabled);
     }
 }

@@ -54,7 +54,7 @@ pub async fn compress_conversation(
             .collect();
         let config = state.config();
         let client = state.http_client().await.map_err(CompressError::Setup)?;
-        let chain = llm::chain_from_config(&config.tree, &config.env, client)
+        let chain = llm::chain_from_config(&config.settings.llm, &config.env, client)
             .await
             .map_err(|e| CompressError::Setup(e.to_string()))?;
         let context_length = match chain.endpoints.first() {
@@ -64,7 +64,7 @@ pub async fn compress_conversation(
                     .context_length(
                         &chain.client,
                         endpoint,
-                        llm::context_override(&config.tree),
+                        config.settings.llm.context_length,
                     )
                     .await
                     .0
@@ -75,7 +75,7 @@ pub async fn compress_conversation(
         let compactor = Compactor {
             state,
             live: &crate::hub::TurnHandle::new(std::sync::Arc::clone(&live)),
-            settings: CompactionSettings::from_config(&config.tree),
+            settings: CompactionSettings::new(&config.settings.compression),
             context_length,
             cancel: &cancel,
             turn_id: "",

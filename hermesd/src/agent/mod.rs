@@ -39,7 +39,7 @@ pub use turn::{TurnEnd, TurnOutcome};
 /// the daemon stops. Their transcripts and events stay in the store.
 pub async fn evict_idle_sessions(state: std::sync::Arc<TurnRunner>) {
     loop {
-        let max_idle = evict_after(&state.config().tree);
+        let max_idle = state.config().settings.sessions.evict_after;
         let every = (max_idle / 4).clamp(
             std::time::Duration::from_millis(250),
             std::time::Duration::from_secs(60),
@@ -53,14 +53,4 @@ pub async fn evict_idle_sessions(state: std::sync::Arc<TurnRunner>) {
             tracing::debug!(evicted, live = state.hub.len(), "idle sessions evicted");
         }
     }
-}
-
-fn evict_after(tree: &serde_yaml::Value) -> std::time::Duration {
-    let seconds = tree
-        .get("sessions")
-        .and_then(|s| s.get("evict_after"))
-        .and_then(|v| v.as_f64().or_else(|| v.as_str()?.trim().parse().ok()))
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .unwrap_or(600.0);
-    std::time::Duration::from_secs_f64(seconds)
 }

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use super::{context_files, identity};
+use crate::config::settings::Enforcement;
 use crate::policy;
 
 /// What the layers are built from.
@@ -28,49 +29,6 @@ pub struct PromptInputs<'a> {
     pub platform: &'a str,
     /// Local time the session started, preformatted.
     pub started: &'a str,
-}
-
-/// When the tool-use enforcement block is added.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Enforcement {
-    #[default]
-    Auto,
-    Always,
-    Never,
-    Models(Vec<String>),
-}
-
-impl Enforcement {
-    pub fn from_config(value: Option<&serde_yaml::Value>) -> Self {
-        match value {
-            Some(serde_yaml::Value::Bool(true)) => Self::Always,
-            Some(serde_yaml::Value::Bool(false)) => Self::Never,
-            Some(serde_yaml::Value::Sequence(items)) => Self::Models(
-                items
-                    .iter()
-                    .filter_map(|i| i.as_str().map(str::to_lowercase))
-                    .collect(),
-            ),
-            Some(serde_yaml::Value::String(s)) => match s.to_lowercase().as_str() {
-                "true" | "always" | "on" => Self::Always,
-                "false" | "never" | "off" => Self::Never,
-                _ => Self::Auto,
-            },
-            _ => Self::Auto,
-        }
-    }
-
-    fn applies(&self, model: &str) -> bool {
-        let model = model.to_lowercase();
-        match self {
-            Self::Always => true,
-            Self::Never => false,
-            Self::Auto => ["gpt", "codex", "gemini", "gemma", "grok"]
-                .iter()
-                .any(|m| model.contains(m)),
-            Self::Models(list) => list.iter().any(|m| model.contains(m.as_str())),
-        }
-    }
 }
 
 const MEMORY_GUIDANCE: &str = "You have persistent memory across sessions (the memory tool). Save \

@@ -14,6 +14,7 @@ use super::{
     TurnInput, history::parse_tool_calls, review_prompts, session::spawn_turn, turn::TurnOutcome,
 };
 use crate::{
+    config::settings::ReviewSection,
     hub::TurnHandle,
     llm,
     store::{self, Lineage, NewSession, SessionRow},
@@ -31,36 +32,6 @@ pub struct LearningCounters {
     iters_since_skill: u32,
 }
 
-/// The learning-loop settings.
-#[derive(Debug, Clone, Copy)]
-pub struct Nudges {
-    /// `memory.nudge_interval`: user turns between memory reviews (0: never).
-    pub memory_interval: u32,
-    /// `skills.creation_nudge_interval`: tool iterations between skill reviews (0: never).
-    pub skill_interval: u32,
-    /// `agent.review_max_turns`: model calls a review may make.
-    pub budget: u32,
-}
-
-impl Nudges {
-    pub fn from_config(tree: &serde_yaml::Value) -> Self {
-        let number = |section: &str, key: &str, default: u64| -> u32 {
-            let value = tree.get(section).and_then(|s| s.get(key));
-            let n = match value {
-                Some(serde_yaml::Value::Number(n)) => n.as_u64().unwrap_or(default),
-                Some(serde_yaml::Value::String(s)) => s.trim().parse().unwrap_or(default),
-                _ => default,
-            };
-            n.min(10_000) as u32
-        };
-        Self {
-            memory_interval: number("memory", "nudge_interval", 10),
-            skill_interval: number("skills", "creation_nudge_interval", 10),
-            budget: number("agent", "review_max_turns", 8).max(1),
-        }
-    }
-}
-
 /// What a review looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
@@ -71,7 +42,12 @@ pub enum Focus {
 
 impl LearningCounters {
     /// Count a finished turn; the focus of the review it calls for, if any (counters reset).
-    fn count(&mut self, nudges: &Nudges, outcome: &TurnOutcome, tools: &[&str]) -> Option<Focus> {
+    fn count(
+        &mut self,
+        nudges: &ReviewSection,
+        outcome: &TurnOutcome,
+        tools: &[&str],
+    ) -> Option<Focus> {
         let used = |name: &str| outcome.tools_used.iter().any(|t| t == name);
         let memory = nudges.memory_interval > 0 && tools.contains(&"memory");
         let skills = nudges.skill_interval > 0 && tools.contains(&"skill_manage");
@@ -117,7 +93,7 @@ pub fn after_turn(
     if session.source == REVIEW_SOURCE || session.source == "cron" {
         return;
     }
-    let nudges = Nudges::from_config(&state.config().tree);
+    let nudges = state.config().settings.review;
     let focus =
         live.memo(|counters: &mut LearningCounters| counters.count(&nudges, outcome, tools));
     if let Some(focus) = focus {
@@ -137,7 +113,7 @@ pub fn after_turn(
 async fn review(state: &Arc<TurnRunner>, parent: &SessionRow, focus: Focus) -> Result<(), String> {
     let config = state.config();
     let client = state.http_client().await.map_err(|e| e.to_string())?;
-    let chain = llm::chain_from_config(&config.tree, &config.env, client)
+    let chain = llm::chain_from_config(&config.settings.llm, &config.env, client)
         .await
         .map_err(|e| e.to_string())?;
     let new = NewSession {
@@ -327,7 +303,7 @@ mod tests {
 
     #[test]
     fn memory_review_every_n_user_turns_reset_by_using_memory() {
-        let nudges = Nudges {
+        let nudges = ReviewSection {
             memory_interval: 3,
             skill_interval: 0,
             budget: 8,
@@ -346,7 +322,7 @@ mod tests {
 
     #[test]
     fn skill_review_after_n_tool_iterations_without_skill_manage() {
-        let nudges = Nudges {
+        let nudges = ReviewSection {
             memory_interval: 0,
             skill_interval: 10,
             budget: 8,
@@ -366,14 +342,14 @@ mod tests {
 
     #[test]
     fn no_review_without_the_tools_or_with_zero_intervals() {
-        let nudges = Nudges {
+        let nudges = ReviewSection {
             memory_interval: 1,
             skill_interval: 1,
             budget: 8,
         };
         let mut c = LearningCounters::default();
         assert_eq!(c.count(&nudges, &outcome(&[], 5), &["terminal"]), None);
-        let off = Nudges {
+        let off = ReviewSection {
             memory_interval: 0,
             skill_interval: 0,
             budget: 8,

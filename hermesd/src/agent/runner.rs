@@ -67,7 +67,7 @@ impl TurnRunner {
         if let Some(client) = self.http.get() {
             return Ok(client.clone());
         }
-        let timing = llm::timing(&self.config().tree).map_err(|e| e.to_string())?;
+        let timing = self.config().settings.llm.timing;
         let client = tokio::task::spawn_blocking(move || llm::http_client(&timing))
             .await
             .map_err(|e| format!("cannot build the HTTP client: {e}"))??;

@@ -19,7 +19,7 @@ use crate::{
     ids,
     llm::{self, Chain},
     store::{self, Lineage, NewSession, SessionRow, StoreError},
-    tools::{ToolSettings, ToolsetSelection},
+    tools::ToolSettings,
 };
 
 /// A loaded conversation's `todo` list (goes with the live session).
@@ -160,7 +160,7 @@ pub async fn prepare(
     }
     let config = state.config();
     let client = state.http_client().await.map_err(TurnError::Http)?;
-    let chain = llm::chain_from_config(&config.tree, &config.env, client).await?;
+    let chain = llm::chain_from_config(&config.settings.llm, &config.env, client).await?;
     let model = chain
         .endpoints
         .first()
@@ -303,7 +303,7 @@ async fn run(
     input: &TurnInput,
 ) -> Result<TurnOutcome, TurnError> {
     let config = state.config();
-    let mut settings = TurnSettings::from_config(&config.tree);
+    let mut settings = TurnSettings::new(&config.settings);
     let id = session_id.to_string();
     let session = state
         .store
@@ -311,12 +311,12 @@ async fn run(
         .await?;
     let reviewing = session.source == review::REVIEW_SOURCE;
     let toolbox = if reviewing {
-        settings.max_iterations = review::Nudges::from_config(&config.tree).budget;
+        settings.max_iterations = config.settings.review.budget;
         state
             .registry
             .toolbox_of(&review::REVIEW_TOOLS, &state.tool_services)
     } else {
-        let mut selection = ToolsetSelection::from_config(&config.tree);
+        let mut selection = config.settings.toolsets.clone();
         if !input.toolsets.is_empty() {
             selection.enabled = input.toolsets.clone();
         }
@@ -384,7 +384,7 @@ async fn run(
         cwd,
         port,
         tool_settings,
-        compaction: CompactionSettings::from_config(&config.tree),
+        compaction: CompactionSettings::new(&config.settings.compression),
         context_length: tokio::sync::OnceCell::new(),
         writes: std::sync::Mutex::new(Vec::new()),
         context_from: input.context_from.clone(),

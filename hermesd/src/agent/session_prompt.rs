@@ -47,7 +47,7 @@ pub(super) async fn system_prompt(
         .to_string();
     // Cron runs start without the user's memory, as in Hermes.
     let memory_settings =
-        (platform != "cron").then(|| MemorySettings::from_config(&state.config().tree));
+        (platform != "cron").then(|| MemorySettings::new(&state.config().settings.memory));
     let skills_index = skills_index(state, session_skills).await;
     let built = tokio::task::spawn_blocking(move || {
         let memory = memory_settings

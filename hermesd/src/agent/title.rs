@@ -9,14 +9,12 @@ use hermes_proto::pb::{self, session_event::Kind};
 use tokio_util::sync::CancellationToken;
 
 use super::auxiliary;
-use crate::hub::TurnHandle;
+use crate::{config::settings::AuxiliaryTask, hub::TurnHandle};
 use crate::{
     llm::{ChatMessage, ChatRequest},
     store::{self, StoreError},
 };
 
-const TASK: &str = "title_generation";
-const TIMEOUT_SECS: f64 = 30.0;
 /// Characters of each side of the exchange shown to the titler.
 const EXCERPT_CHARS: usize = 600;
 const MAX_TITLE_CHARS: usize = 80;
@@ -24,15 +22,6 @@ const MAX_TITLE_CHARS: usize = 80;
 const INSTRUCTIONS: &str = "Write a short, descriptive title (3-7 words) for a conversation that \
 starts with the exchange below: its main topic or intent, in the language the user writes in. \
 Reply with the title only: no quotes, no final punctuation, no prefix.";
-
-/// Whether titles are generated (`auxiliary.title_generation.enabled`, default true).
-pub fn enabled(tree: &serde_yaml::Value) -> bool {
-    tree.get("auxiliary")
-        .and_then(|a| a.get(TASK))
-        .and_then(|t| t.get("enabled"))
-        .and_then(serde_yaml::Value::as_bool)
-        .unwrap_or(true)
-}
 
 fn excerpt(text: &str) -> String {
     let mut cut: String = text.chars().take(EXCERPT_CHARS).collect();
@@ -76,7 +65,7 @@ pub fn clean(answer: &str) -> Option<String> {
 /// After a finished turn: title the conversation in the background if it has none yet and
 /// this was its first exchange.
 pub fn after_turn(state: &Arc<TurnRunner>, live: &TurnHandle, user: &str, answer: &str) {
-    if !enabled(&state.config().tree) || answer.trim().is_empty() {
+    if !state.config().settings.auxiliary.title_generation.enabled || answer.trim().is_empty() {
         return;
     }
     let state = Arc::clone(state);
@@ -117,7 +106,7 @@ async fn make(
     request: &ChatRequest,
     cancel: &CancellationToken,
 ) -> Result<Option<String>, String> {
-    let answer = auxiliary::complete(state, TASK, TIMEOUT_SECS, request, cancel)
+    let answer = auxiliary::complete(state, AuxiliaryTask::TitleGeneration, request, cancel)
         .await
         .map_err(|e| e.to_string())?;
     let Some(title) = clean(&answer) else {

@@ -34,8 +34,8 @@ impl Turn {
             let estimate = meter.estimate(raw);
             // Below the threshold of the smallest window a model is assumed to have, the real
             // window need not even be looked up.
-            let floor =
-                llm::context_override(&self.state.config().tree).unwrap_or(llm::CONTEXT_FLOOR);
+            let configured = self.state.config().settings.llm.context_length;
+            let floor = configured.unwrap_or(llm::CONTEXT_FLOOR);
             let near = self.compaction.enabled
                 && self.compaction.compress.should_compress(estimate, floor);
             if near
@@ -92,7 +92,7 @@ impl Turn {
                 let Some(endpoint) = self.chain.endpoints.first() else {
                     return llm::CONTEXT_FLOOR;
                 };
-                let configured = llm::context_override(&self.state.config().tree);
+                let configured = self.state.config().settings.llm.context_length;
                 self.state
                     .model_metadata
                     .context_length(&self.chain.client, endpoint, configured)

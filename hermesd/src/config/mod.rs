@@ -1,13 +1,17 @@
 //! Layered configuration: built-in defaults < `config.yaml` < process environment < `$HERMES_HOME/.env`
-//! < command-line flags, then `${VAR}` expansion, then typed sections. Unknown keys are kept.
+//! < command-line flags, then `${VAR}` expansion, then typed sections: `daemon`, `logging` and the
+//! model's name strictly (a wrong type stops the load), everything else leniently into
+//! [`settings::Settings`] (a bad value is a notice and the default). Unknown keys are kept.
 
 pub mod edit;
 mod error;
 mod layers;
 mod sections;
+pub mod settings;
 
 pub use error::ConfigError;
 pub use sections::{DaemonSection, LoggingSection, ModelSection};
+pub use settings::Settings;
 
 use hermes_proto::{env::Env, place::Home};
 use serde_yaml::Value;
@@ -15,12 +19,16 @@ use serde_yaml::Value;
 /// The effective configuration of a daemon.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// The merged tree, every key kept (including ones hermesd does not use).
+    /// The merged tree, every key kept (including ones hermesd does not use). The daemon's parts
+    /// read [`Config::settings`] and the sections above, never this.
     pub tree: Value,
     pub daemon: DaemonSection,
     pub logging: LoggingSection,
     pub model: ModelSection,
-    /// Things the user may want to know (unknown keys kept and ignored, legacy keys moved).
+    /// Every other setting hermesd reads, typed.
+    pub settings: Settings,
+    /// Things the user may want to know (unknown keys kept and ignored, legacy keys moved, bad
+    /// values replaced by their defaults).
     pub notices: Vec<String>,
     /// The environment the configuration was loaded with (process env overlaid by `.env`):
     /// provider keys come from here.
@@ -88,11 +96,14 @@ impl Config {
         layers::apply_flags(&mut tree, flags)?;
         layers::expand(&mut tree, env);
         let sections = sections::Sections::from_tree(&tree, &path, text.as_deref())?;
+        let (settings, bad_values) = Settings::read(&tree, env);
+        notices.extend(bad_values);
         Ok(Self {
             tree,
             daemon: sections.daemon,
             logging: sections.logging,
             model: sections.model,
+            settings,
             notices,
             env: env.clone(),
         })
@@ -101,23 +112,5 @@ impl Config {
     /// The configured socket path, if any.
     pub fn socket(&self) -> Option<&str> {
         Some(self.daemon.socket.as_str()).filter(|s| !s.is_empty())
-    }
-}
-
-/// A list setting: a YAML sequence of strings, or one comma-separated string (`a, b`); blanks
-/// dropped, anything else empty.
-pub fn string_list(value: Option<&serde_yaml::Value>) -> Vec<String> {
-    match value {
-        Some(serde_yaml::Value::Sequence(items)) => items
-            .iter()
-            .filter_map(|i| i.as_str().map(|s| s.trim().to_string()))
-            .filter(|s| !s.is_empty())
-            .collect(),
-        Some(serde_yaml::Value::String(s)) => s
-            .split(',')
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect(),
-        _ => Vec::new(),
     }
 }

@@ -5,19 +5,19 @@ use std::sync::{Arc, RwLock};
 
 use tokio::sync::{Notify, Semaphore};
 
-use super::settings::CronSettings;
+use crate::config::settings::CronSection;
 
 /// Shared by the scheduler, the Cron service and the `cronjob` tool.
 #[derive(Debug)]
 pub struct Control {
-    settings: RwLock<Arc<CronSettings>>,
+    settings: RwLock<Arc<CronSection>>,
     wake: Notify,
     /// Runs in progress at most (`cron.max_parallel_jobs`, read at start).
     pub permits: Arc<Semaphore>,
 }
 
 impl Control {
-    pub fn new(settings: CronSettings) -> Self {
+    pub fn new(settings: CronSection) -> Self {
         let permits = Arc::new(Semaphore::new(settings.max_parallel));
         Self {
             settings: RwLock::new(Arc::new(settings)),
@@ -27,7 +27,7 @@ impl Control {
     }
 
     /// The settings in force.
-    pub fn settings(&self) -> Arc<CronSettings> {
+    pub fn settings(&self) -> Arc<CronSection> {
         match self.settings.read() {
             Ok(guard) => Arc::clone(&guard),
             Err(poisoned) => Arc::clone(&poisoned.into_inner()),
@@ -36,7 +36,7 @@ impl Control {
 
     /// Take new settings (start and reload). A changed zone can move next runs: wake the
     /// scheduler. `max_parallel_jobs` takes effect at the next start.
-    pub fn apply(&self, settings: CronSettings) {
+    pub fn apply(&self, settings: CronSection) {
         match self.settings.write() {
             Ok(mut guard) => *guard = Arc::new(settings),
             Err(poisoned) => *poisoned.into_inner() = Arc::new(settings),

@@ -8,9 +8,8 @@ use chrono::{DateTime, Utc};
 use super::{
     plan::{MissedPolicy, next_slot, whole_second},
     schedule::{Schedule, parse, parse_tz},
-    settings::CronSettings,
 };
-use crate::store::CronJobRow;
+use crate::{config::settings::CronSection, store::CronJobRow};
 
 /// Chat platforms a delivery target may name (Hermes' list).
 pub const PLATFORMS: &[&str] = &[
@@ -79,7 +78,7 @@ pub fn anchor_of(job: &CronJobRow) -> Option<i64> {
 }
 
 /// The job's next slot after `after` (epoch ms) under its schedule and zone.
-pub fn next_run_of(job: &CronJobRow, after: i64, settings: &CronSettings) -> Option<i64> {
+pub fn next_run_of(job: &CronJobRow, after: i64, settings: &CronSection) -> Option<i64> {
     let schedule = schedule_of(job).ok()?;
     next_slot(
         &schedule,
@@ -195,7 +194,7 @@ fn set_schedule(
     job: &mut CronJobRow,
     text: &str,
     now: DateTime<Utc>,
-    settings: &CronSettings,
+    settings: &CronSection,
 ) -> Result<(), JobError> {
     let zone = settings.zone_of(&job.timezone);
     let schedule = parse(text, now, zone).map_err(|e| JobError(e.to_string()))?;
@@ -220,7 +219,7 @@ pub fn new_job(
     spec: &JobSpec,
     id: String,
     now: DateTime<Utc>,
-    settings: &CronSettings,
+    settings: &CronSection,
 ) -> Result<CronJobRow, JobError> {
     if spec.schedule.trim().is_empty() {
         return refuse(
@@ -272,7 +271,7 @@ pub fn apply_edit(
     spec: &JobSpec,
     fields: &[String],
     now: DateTime<Utc>,
-    settings: &CronSettings,
+    settings: &CronSection,
 ) -> Result<(), JobError> {
     if fields.is_empty() {
         return refuse(format!(
@@ -327,7 +326,7 @@ pub fn apply_edit(
 
 /// A paused job resumed at `now`: its next run is the first slot after now (missed slots while
 /// paused are not runs that were due).
-pub fn resume(job: &mut CronJobRow, now: i64, settings: &CronSettings) -> Result<(), JobError> {
+pub fn resume(job: &mut CronJobRow, now: i64, settings: &CronSection) -> Result<(), JobError> {
     match job.state.as_str() {
         "paused" => {}
         "completed" => {

@@ -20,13 +20,11 @@ pub mod retention;
 pub mod run;
 pub mod schedule;
 pub mod scheduler;
-pub mod settings;
 mod tool;
 
 pub use control::Control;
 pub use jobs::{JobError, JobSpec};
 pub use manage::CronError;
-pub use settings::CronSettings;
 
 /// What cron works with: the turn runner (store, configuration, hub, tools) to run jobs, and
 /// its own control (settings, the scheduler's wake-up, the run permits).

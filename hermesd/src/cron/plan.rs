@@ -6,7 +6,7 @@ use chrono::{DateTime, TimeDelta, Utc};
 use chrono_tz::Tz;
 
 use super::schedule::Schedule;
-use super::settings::CronSettings;
+use crate::config::settings::CronSection;
 
 /// Fewest seconds a slot may be late and still run on time (Hermes' `MIN_GRACE`).
 const MIN_GRACE_SECS: i64 = 120;
@@ -104,7 +104,7 @@ pub fn plan(
     slot: i64,
     now: i64,
     policy: MissedPolicy,
-    settings: &CronSettings,
+    settings: &CronSection,
 ) -> Plan {
     let mut slots = vec![slot];
     let mut more = false;

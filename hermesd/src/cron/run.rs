@@ -6,17 +6,16 @@ use super::Cron;
 use std::{collections::HashSet, sync::Arc, time::Duration};
 
 use chrono::Utc;
-use serde_yaml::Value;
 use tokio::task::JoinHandle;
 
 use super::{
     delivery,
     output::{self, RunReport},
     prompt::{self, JobSkill},
-    settings::CronSettings,
 };
 use crate::{
     agent::{self, BusyPolicy, TurnEnd, TurnError, TurnInput, TurnOutcome},
+    config::settings::CronSection,
     hub::{LiveSession, Received},
     llm,
     skills::{self, ActivationContext},
@@ -174,41 +173,19 @@ async fn write_output(
         .map_err(|e| format!("the output task failed: {e}"))?
 }
 
-/// The config with the job's model as the primary model, when it names one.
-fn with_model(tree: &Value, model: &str) -> Value {
-    let mut tree = tree.clone();
-    let model = model.trim();
-    if model.is_empty() {
-        return tree;
-    }
-    if let Value::Mapping(root) = &mut tree {
-        match root.get_mut("model") {
-            Some(Value::Mapping(section)) => {
-                section.insert("default".into(), model.into());
-            }
-            _ => {
-                let mut section = serde_yaml::Mapping::new();
-                section.insert("default".into(), model.into());
-                root.insert("model".into(), Value::Mapping(section));
-            }
-        }
-    }
-    tree
-}
-
 async fn attempt(
     state: &Arc<Cron>,
     job: &CronJobRow,
     run: &CronRunRow,
-    settings: &CronSettings,
+    settings: &CronSection,
 ) -> Attempt {
     let config = state.runner.config();
     let client = match state.runner.http_client().await {
         Ok(client) => client,
         Err(e) => return Attempt::failed(format!("cannot start the run: {e}"), ""),
     };
-    let tree = with_model(&config.tree, &job.model);
-    let chain = match llm::chain_from_config(&tree, &config.env, client).await {
+    let models = config.settings.llm.with_model(&job.model);
+    let chain = match llm::chain_from_config(&models, &config.env, client).await {
         Ok(chain) => chain,
         Err(e) => return Attempt::failed(format!("cannot start the run: {e}"), ""),
     };

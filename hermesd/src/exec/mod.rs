@@ -21,9 +21,7 @@ pub use env::{
     EnvOrigin, FORCE_PREFIX, LoginEnv, capture_login_env, child_env, child_env_with_passthrough,
 };
 pub use local::{RunOutcome, RunRequest, RunResult, run_foreground};
-pub use process::{
-    CompletionEvent, DEFAULT_MAX_BACKGROUND, ProcessRegistry, RegistryConfig, Spawned,
-};
+pub use process::{CompletionEvent, ProcessRegistry, RegistryConfig, Spawned};
 pub use process_record::FILE_NAME as PROCESS_RECORD_FILE;
 pub use process_tool::{StdinGate, is_polling_action};
 pub use schema::{process_schema, terminal_schema};

@@ -22,6 +22,9 @@ use super::process_record::{self, Record, Snapshot};
 use super::process_session::{Session, SessionState, Stdin, drive};
 use super::shell::{EXIT_DRAIN_MAX, resolve_safe_cwd_async, spawn_shell, terminate_group};
 use crate::policy::command::Clearance;
+// Running background processes one conversation may have until the configuration says
+// (`terminal.max_background`).
+use crate::config::settings::DEFAULT_MAX_BACKGROUND;
 
 /// Limits of a [`ProcessRegistry`]; the defaults are Python's.
 #[derive(Debug, Clone)]
@@ -40,9 +43,6 @@ pub struct RegistryConfig {
     /// (`$HERMES_HOME/processes.json`); `None`: nowhere.
     pub record: Option<PathBuf>,
 }
-
-/// Running background processes one conversation may have (`terminal.max_background`).
-pub const DEFAULT_MAX_BACKGROUND: usize = 16;
 
 impl Default for RegistryConfig {
     fn default() -> Self {

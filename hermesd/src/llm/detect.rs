@@ -5,10 +5,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{
-    endpoint::{ApiMode, Endpoint},
-    settings::Timing,
-};
+use super::endpoint::{ApiMode, Endpoint};
+use crate::config::settings::Timing;
 
 const LOCAL_SERVERS: &[(&str, u16)] = &[("ollama", 11434), ("llamacpp", 8080), ("lmstudio", 1234)];
 const PROBE_TIMEOUT: Duration = Duration::from_millis(500);

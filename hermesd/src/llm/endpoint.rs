@@ -2,12 +2,7 @@
 
 use std::time::Duration;
 
-/// The wire format spoken by an endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApiMode {
-    ChatCompletions,
-    AnthropicMessages,
-}
+pub use crate::config::settings::ApiMode;
 
 /// Everything needed to call one model.
 #[derive(Clone)]

@@ -18,16 +18,14 @@ mod text_tools;
 mod transport;
 mod types;
 
+pub use crate::config::settings::Timing;
 pub use catalog::{CONTEXT_FLOOR, cost_usd, prices};
 pub use chain::{Chain, ChainNotice, RetryPolicy};
 pub use endpoint::{ApiMode, Endpoint};
 pub use error::{ErrorClass, LlmError};
 pub use metadata::{ContextSource, MetadataCache};
 pub use provider::{AnthropicMessages, OpenAiChat, Provider, for_endpoint};
-pub use settings::{
-    HOW_TO_CONFIGURE, SettingsError, Timing, auxiliary_endpoint, auxiliary_timeout,
-    context_override, endpoints, key_env, timing,
-};
+pub use settings::{HOW_TO_CONFIGURE, SettingsError, auxiliary_endpoint, endpoints, key_env};
 pub use transport::{HttpClient, Response as HttpResponse, TransportError, TransportKind};
 pub use types::{
     ChatMessage, ChatRequest, Completion, EventSink, Role, StreamEvent, ToolCall, ToolSchema, Usage,
@@ -38,15 +36,16 @@ pub fn http_client(timing: &Timing) -> Result<HttpClient, String> {
     HttpClient::new(timing.connect_timeout)
 }
 
-/// The chain of `tree`'s configured endpoints; with no model configured at all, a local
-/// OpenAI-compatible server found on its usual port.
+/// The chain of the configured endpoints (`config.settings.llm`, or a copy with a cron job's
+/// model); with no model configured at all, a local OpenAI-compatible server found on its usual
+/// port.
 pub async fn chain_from_config(
-    tree: &serde_yaml::Value,
+    models: &crate::config::settings::LlmSection,
     env: &hermes_proto::env::Env,
     client: HttpClient,
 ) -> Result<Chain, SettingsError> {
-    let timing = timing(tree)?;
-    let endpoints = match endpoints(tree, env) {
+    let timing = models.timing;
+    let endpoints = match endpoints(models, env) {
         Ok(endpoints) => endpoints,
         Err(SettingsError::NoModel) => match detect::local_server(&client, &timing).await {
             Some(local) => vec![local],

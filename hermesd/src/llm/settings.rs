@@ -1,13 +1,11 @@
-//! Endpoints from configuration, with the Python Hermes keys: `model.{default, provider, base_url,
-//! api_key, api_mode}`, `fallback_providers: [{provider, model, base_url, api_key, api_mode}]`, keys
-//! from the provider's environment variable, and the provider guessed from the keys present.
-
-use std::time::Duration;
+//! Endpoints from the configured provider entries (`config::settings::LlmSection`, Python Hermes'
+//! keys): the provider catalog, keys from the provider's environment variable, and the provider
+//! guessed from the keys present.
 
 use hermes_proto::env::Env;
-use serde_yaml::Value;
 
 use super::endpoint::{ApiMode, Endpoint};
+use crate::config::settings::{LlmSection, ProviderEntry, Timing};
 
 /// What a configured provider name means.
 struct KnownProvider {
@@ -92,62 +90,12 @@ pub enum SettingsError {
     Invalid(String),
 }
 
-/// Timeouts and retry settings shared by all endpoints (`model.*`).
-#[derive(Debug, Clone, Copy)]
-pub struct Timing {
-    pub stale_timeout: Duration,
-    pub connect_timeout: Duration,
-    pub max_retries: u32,
-    pub retry_base_delay: Duration,
-}
-
-fn text<'a>(node: &'a Value, key: &str) -> &'a str {
-    node.get(key)
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .unwrap_or("")
-}
-
-fn seconds(node: &Value, key: &str, default: f64) -> Result<Duration, SettingsError> {
-    match node.get(key) {
-        None | Some(Value::Null) => Ok(Duration::from_secs_f64(default)),
-        Some(v) => v
-            .as_f64()
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(Duration::from_secs_f64)
-            .ok_or_else(|| {
-                SettingsError::Invalid(format!("model.{key} must be a number of seconds"))
-            }),
-    }
-}
-
-/// Timing from the `model` section.
-pub fn timing(tree: &Value) -> Result<Timing, SettingsError> {
-    let model = tree.get("model").unwrap_or(&Value::Null);
-    Ok(Timing {
-        stale_timeout: seconds(model, "stale_timeout", 90.0)?,
-        connect_timeout: seconds(model, "connect_timeout", 10.0)?,
-        max_retries: model
-            .get("max_retries")
-            .and_then(Value::as_u64)
-            .unwrap_or(3) as u32,
-        retry_base_delay: seconds(model, "retry_base_delay", 1.0)?,
-    })
-}
-
 /// The primary endpoint followed by the fallbacks, in order.
-pub fn endpoints(tree: &Value, env: &Env) -> Result<Vec<Endpoint>, SettingsError> {
-    let timing = timing(tree)?;
-    let model = tree.get("model").unwrap_or(&Value::Null);
-    let mut out = vec![endpoint(model, text(model, "default"), env, &timing, true)?];
-    for (index, entry) in tree
-        .get("fallback_providers")
-        .and_then(Value::as_sequence)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let endpoint = endpoint(entry, text(entry, "model"), env, &timing, false)
+pub fn endpoints(models: &LlmSection, env: &Env) -> Result<Vec<Endpoint>, SettingsError> {
+    let timing = &models.timing;
+    let mut out = vec![endpoint(&models.primary, env, timing, true)?];
+    for (index, entry) in models.fallbacks.iter().enumerate() {
+        let endpoint = endpoint(entry, env, timing, false)
             .map_err(|e| SettingsError::Invalid(format!("fallback_providers[{index}]: {e}")))?;
         out.push(endpoint);
     }
@@ -155,14 +103,13 @@ pub fn endpoints(tree: &Value, env: &Env) -> Result<Vec<Endpoint>, SettingsError
 }
 
 fn endpoint(
-    node: &Value,
-    model: &str,
+    entry: &ProviderEntry,
     env: &Env,
     timing: &Timing,
     primary: bool,
 ) -> Result<Endpoint, SettingsError> {
-    let base_url = text(node, "base_url");
-    let mut provider = text(node, "provider").to_lowercase();
+    let base_url = entry.base_url.as_str();
+    let mut provider = entry.provider.to_lowercase();
     if provider.is_empty() || provider == "auto" {
         provider = if !base_url.is_empty() {
             "custom".into()
@@ -180,7 +127,7 @@ fn endpoint(
             ));
         };
     }
-    if model.is_empty() {
+    if entry.model.is_empty() {
         return Err(if primary {
             SettingsError::NoModel
         } else {
@@ -197,28 +144,23 @@ fn endpoint(
         }
         (url, _) => url.to_string(),
     };
-    let api_mode = match text(node, "api_mode") {
-        "anthropic_messages" | "anthropic" => ApiMode::AnthropicMessages,
-        "chat_completions" | "openai" => ApiMode::ChatCompletions,
-        "" if base_url.trim_end_matches('/').ends_with("/anthropic") => ApiMode::AnthropicMessages,
-        "" => known.map_or(ApiMode::ChatCompletions, |k| k.mode),
-        other => {
-            return Err(SettingsError::Invalid(format!(
-                "api_mode `{other}` is not one of chat_completions, anthropic_messages"
-            )));
+    let api_mode = match entry.api_mode {
+        Some(mode) => mode,
+        None if base_url.trim_end_matches('/').ends_with("/anthropic") => {
+            ApiMode::AnthropicMessages
         }
+        None => known.map_or(ApiMode::ChatCompletions, |k| k.mode),
     };
-    let api_key = Some(text(node, "api_key"))
+    let api_key = Some(entry.api_key.as_str())
         .filter(|k| !k.is_empty() && !k.starts_with("${"))
         .map(str::to_string)
         .or_else(|| known.and_then(|k| env.get(k.key_env)).map(str::to_string));
-    let text_tool_calls = node
-        .get("text_tool_calls")
-        .and_then(Value::as_bool)
+    let text_tool_calls = entry
+        .text_tool_calls
         .unwrap_or_else(|| known.is_some_and(|k| k.text_tool_calls));
     Ok(Endpoint {
         provider,
-        model: model.to_string(),
+        model: entry.model.clone(),
         base_url,
         api_key,
         api_mode,
@@ -233,54 +175,40 @@ pub fn key_env(provider: &str) -> Option<&'static str> {
     KNOWN.iter().find(|k| k.name == provider).map(|k| k.key_env)
 }
 
-/// The context-window override `model.context_length`, if set.
-pub fn context_override(tree: &Value) -> Option<u64> {
-    tree.get("model")?.get("context_length")?.as_u64()
-}
-
-/// The endpoint configured for an auxiliary task (`auxiliary.<task>`: provider, model, base_url,
-/// api_key, as Python Hermes), or `None` when the task uses the main model. A model without a
-/// provider or base_url runs on the main model's provider.
+/// The endpoint `own` configures for the auxiliary `task` (`auxiliary.<task>`: provider, model,
+/// base_url, api_key, as Python Hermes), or `None` when the task uses the main model. A model
+/// without a provider or base_url runs on the main model's provider.
 pub fn auxiliary_endpoint(
-    tree: &Value,
-    env: &Env,
+    models: &LlmSection,
+    own: &ProviderEntry,
     task: &str,
+    env: &Env,
 ) -> Result<Option<Endpoint>, SettingsError> {
-    let Some(node) = tree.get("auxiliary").and_then(|a| a.get(task)) else {
-        return Ok(None);
-    };
-    let model = text(node, "model");
-    if model.is_empty() {
+    if own.model.is_empty() {
         return Ok(None);
     }
-    let provider = text(node, "provider");
-    if (provider.is_empty() || provider == "auto") && text(node, "base_url").is_empty() {
-        let main = endpoints(tree, env)?.into_iter().next();
+    if (own.provider.is_empty() || own.provider == "auto") && own.base_url.is_empty() {
+        let main = endpoints(models, env)?.into_iter().next();
         return Ok(main.map(|main| Endpoint {
-            model: model.to_string(),
+            model: own.model.clone(),
             ..main
         }));
     }
-    endpoint(node, model, env, &timing(tree)?, false)
+    endpoint(own, env, &models.timing, false)
         .map(Some)
         .map_err(|e| SettingsError::Invalid(format!("auxiliary.{task}: {e}")))
-}
-
-/// `auxiliary.<task>.timeout` in seconds, else `default`.
-pub fn auxiliary_timeout(tree: &Value, task: &str, default: f64) -> Duration {
-    let node = tree
-        .get("auxiliary")
-        .and_then(|a| a.get(task))
-        .unwrap_or(&Value::Null);
-    seconds(node, "timeout", default).unwrap_or(Duration::from_secs_f64(default))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn tree(yaml: &str) -> Value {
-        serde_yaml::from_str(yaml).unwrap()
+    /// The chain `yaml` configures (read as `Config::load` reads it).
+    fn tree(yaml: &str) -> LlmSection {
+        let tree: serde_yaml::Value = serde_yaml::from_str(yaml).unwrap();
+        let (settings, notices) = crate::config::Settings::read(&tree, &Env::default());
+        assert!(notices.is_empty(), "{notices:?}");
+        settings.llm
     }
 
     #[test]

@@ -13,17 +13,7 @@ use std::{
 
 use crate::{agent::TurnRunner, store::Store, tools};
 
-/// Days a session's spilled results are kept after their last write, by default.
-pub const DEFAULT_KEEP_DAYS: u32 = 30;
 const DAY: Duration = Duration::from_secs(24 * 3600);
-
-/// `tool_results.keep_days` (hermesd's key): 0 means no age limit.
-pub fn keep_days(tree: &serde_yaml::Value) -> u32 {
-    tree.get("tool_results")
-        .and_then(|t| t.get("keep_days"))
-        .and_then(serde_yaml::Value::as_u64)
-        .map_or(DEFAULT_KEEP_DAYS, |d| d.min(u64::from(u32::MAX)) as u32)
-}
 
 /// What one sweep removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -38,7 +28,7 @@ pub struct Aged {
 /// applies), until the daemon stops.
 pub async fn age_tool_results(state: Arc<TurnRunner>) {
     loop {
-        let days = keep_days(&state.config().tree);
+        let days = state.config().settings.tool_results.keep_days;
         match sweep(&state.home.dir, &state.store, days, SystemTime::now()).await {
             Ok(aged) if aged != Aged::default() => tracing::info!(
                 old = aged.old,
@@ -290,14 +280,5 @@ mod tests {
             Ok(Aged::default())
         );
         assert!(outside.path().join("s_gone/call_1.txt").exists());
-    }
-
-    #[test]
-    fn keep_days_defaults_to_thirty() {
-        assert_eq!(keep_days(&serde_yaml::Value::Null), 30);
-        let tree: serde_yaml::Value = serde_yaml::from_str("tool_results: {keep_days: 7}").unwrap();
-        assert_eq!(keep_days(&tree), 7);
-        let tree: serde_yaml::Value = serde_yaml::from_str("tool_results: {keep_days: 0}").unwrap();
-        assert_eq!(keep_days(&tree), 0);
     }
 }

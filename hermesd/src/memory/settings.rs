@@ -1,6 +1,9 @@
-//! The `memory` keys of config.yaml (Hermes' names): which stores are on and their limits.
+//! The memory settings in force (`memory.*`, read by `config`): which stores are on and their
+//! limits.
 
 use std::path::Path;
+
+use crate::config::settings::MemorySection;
 
 use super::{
     snapshot::Snapshot,
@@ -19,27 +22,13 @@ pub struct MemorySettings {
 }
 
 impl MemorySettings {
-    pub fn from_config(tree: &serde_yaml::Value) -> Self {
-        let section = tree.get("memory");
-        let get = |key: &str| section.and_then(|s| s.get(key));
-        let flag = |key: &str| match get(key) {
-            Some(serde_yaml::Value::Bool(b)) => *b,
-            Some(serde_yaml::Value::String(s)) => !matches!(s.trim(), "false" | "no" | "off" | "0"),
-            _ => true,
-        };
-        let limit = |key: &str, default: usize| match get(key) {
-            Some(serde_yaml::Value::Number(n)) => n.as_u64().map_or(default, |n| n as usize),
-            Some(serde_yaml::Value::String(s)) => s.trim().parse().unwrap_or(default),
-            _ => default,
-        };
-        let defaults = Limits::default();
+    pub fn new(section: &MemorySection) -> Self {
         Self {
-            memory_enabled: flag("memory_enabled"),
-            user_enabled: flag("user_profile_enabled"),
+            memory_enabled: section.memory_enabled,
+            user_enabled: section.user_profile_enabled,
             limits: Limits {
-                memory_chars: limit("memory_char_limit", defaults.memory_chars)
-                    .clamp(100, 1_000_000),
-                user_chars: limit("user_char_limit", defaults.user_chars).clamp(100, 1_000_000),
+                memory_chars: section.memory_char_limit,
+                user_chars: section.user_char_limit,
             },
         }
     }
@@ -80,6 +69,6 @@ impl MemorySettings {
 
 impl Default for MemorySettings {
     fn default() -> Self {
-        Self::from_config(&serde_yaml::Value::Null)
+        Self::new(&MemorySection::default())
     }
 }

@@ -68,9 +68,10 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
+        let section = crate::config::settings::MemorySection::default();
         Limits {
-            memory_chars: 2200,
-            user_chars: 1375,
+            memory_chars: section.memory_char_limit,
+            user_chars: section.user_char_limit,
         }
     }
 }

@@ -36,7 +36,7 @@ fn status(e: MemoryError) -> Status {
 
 impl MemoryService {
     fn settings(&self) -> MemorySettings {
-        MemorySettings::from_config(&self.state.config().tree)
+        MemorySettings::new(&self.state.config().settings.memory)
     }
 
     /// Run `f` on the store on the blocking pool, then describe `target` as it is now.

@@ -82,7 +82,7 @@ impl ModelsService {
     }
 
     /// Write `edits` to config.yaml and reload; a result the daemon cannot use (bad config, a
-    /// model chain that does not resolve) is undone and reported.
+    /// model chain with a bad value or that does not resolve) is undone and reported.
     async fn edit_config(&self, edits: Vec<(String, serde_yaml::Value)>) -> Result<(), Status> {
         let path = self.state.home.config_file();
         let applied = tokio::task::spawn_blocking(move || {
@@ -100,9 +100,12 @@ impl ModelsService {
             Err(e) => Some(e.to_string()),
             Ok(_) => {
                 let config = self.state.config();
-                llm::endpoints(&config.tree, &config.env)
-                    .err()
-                    .map(|e| e.to_string())
+                let models = &config.settings.llm;
+                models.problems.first().cloned().or_else(|| {
+                    llm::endpoints(models, &config.env)
+                        .err()
+                        .map(|e| e.to_string())
+                })
             }
         };
         if let Some(problem) = problem {
@@ -127,7 +130,7 @@ impl ModelsService {
             .http_client()
             .await
             .map_err(Status::internal)?;
-        llm::chain_from_config(&config.tree, &config.env, client)
+        llm::chain_from_config(&config.settings.llm, &config.env, client)
             .await
             .map_err(|e| Status::failed_precondition(e.to_string()))
     }
@@ -138,7 +141,7 @@ impl ModelsService {
             .state
             .runner
             .model_metadata
-            .context_length(&chain.client, endpoint, llm::context_override(&config.tree))
+            .context_length(&chain.client, endpoint, config.settings.llm.context_length)
             .await;
         let prices = llm::prices(&endpoint.provider, &endpoint.model);
         pb::ModelInfo {

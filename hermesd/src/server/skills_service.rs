@@ -12,10 +12,11 @@ use serde_json::Value;
 use tonic::{Request, Response, Status};
 
 use crate::{
+    config::settings::SkillsSection,
     skills::{self, ActivationContext, SkillEntry, SkillsView, frontmatter},
     state::DaemonState,
     store::SkillRecord,
-    tools::{SessionSkills, ToolsetSelection},
+    tools::SessionSkills,
 };
 
 #[derive(Debug)]
@@ -49,7 +50,7 @@ impl SkillsService {
             .runner
             .registry
             .toolbox(
-                &ToolsetSelection::from_config(&config.tree),
+                &config.settings.toolsets,
                 &self.state.runner.tool_services,
                 &[],
             )
@@ -194,7 +195,7 @@ impl pb::skills_server::Skills for SkillsService {
         let request = request.into_inner();
         let source = PathBuf::from(&request.source);
         let view = self.view().await?;
-        let home_skills = skills::SkillsSettings::home_root(&self.state.home.dir);
+        let home_skills = SkillsSection::home_root(&self.state.home.dir);
         let category = request.category.trim().to_string();
         let (name, target) = tokio::task::spawn_blocking(move || {
             let name = skill_name(&source)?;

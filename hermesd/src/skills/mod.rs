@@ -18,7 +18,6 @@ mod loader;
 pub mod manage;
 pub mod scan;
 pub mod schema;
-pub mod settings;
 mod trust;
 pub mod view;
 pub mod watch;
@@ -33,7 +32,6 @@ pub use index::build_index;
 pub use library::{SkillsLibrary, SkillsView};
 pub use loader::{MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, files_digest, skill_digest};
 pub use schema::{skill_view_schema, skills_list_schema};
-pub use settings::SkillsSettings;
 pub use view::{skill_view, skills_list};
 
 #[cfg(test)]

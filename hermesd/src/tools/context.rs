@@ -8,9 +8,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::policy::{command::CommandPolicy, paths::PathPolicy};
 use crate::{
+    config::{Settings, settings::SkillsSection},
     exec::{LoginEnv, ProcessRegistry, RegistryConfig, capture_login_env},
     memory::MemorySettings,
-    skills::{SkillsLibrary, SkillsSettings},
+    skills::SkillsLibrary,
     store::Store,
 };
 
@@ -88,7 +89,7 @@ impl SessionSkills {
     /// What decides which skills this session is offered, under `settings`.
     pub fn activation<'a>(
         &'a self,
-        settings: &'a crate::skills::SkillsSettings,
+        settings: &'a SkillsSection,
     ) -> crate::skills::ActivationContext<'a> {
         crate::skills::ActivationContext {
             os: crate::skills::current_os(),
@@ -144,7 +145,7 @@ pub struct ToolServices {
     login_env: tokio::sync::RwLock<Option<Arc<LoginEnv>>>,
     /// Settings tools read outside a turn (whether they are offered), set on start and reload.
     memory_settings: std::sync::RwLock<MemorySettings>,
-    skills_settings: std::sync::RwLock<Arc<SkillsSettings>>,
+    skills_settings: std::sync::RwLock<Arc<SkillsSection>>,
     /// The skills on disk and what hermesd knows about them.
     pub skills: SkillsLibrary,
     /// Cron as the `cronjob` tool reaches it.
@@ -179,22 +180,17 @@ impl ToolServices {
     }
 
     /// Take the settings tools depend on from the configuration (start and reload).
-    pub fn apply_config(&self, tree: &serde_yaml::Value) {
-        let max_background = tree
-            .get("terminal")
-            .and_then(|t| t.get("max_background"))
-            .and_then(serde_yaml::Value::as_u64)
-            .map_or(crate::exec::DEFAULT_MAX_BACKGROUND, |n| n as usize);
-        self.processes.set_max_per_owner(max_background);
-        let deny = crate::config::string_list(tree.get("approvals").and_then(|a| a.get("deny")));
-        for notice in self.set_denied_commands(&deny) {
+    pub fn apply_config(&self, settings: &Settings) {
+        self.processes
+            .set_max_per_owner(settings.terminal.max_background);
+        for notice in self.set_denied_commands(&settings.approvals.deny) {
             tracing::warn!("{notice}");
         }
         if let Ok(mut memory) = self.memory_settings.write() {
-            *memory = MemorySettings::from_config(tree);
+            *memory = MemorySettings::new(&settings.memory);
         }
         if let Ok(mut skills) = self.skills_settings.write() {
-            *skills = Arc::new(SkillsSettings::from_config(tree));
+            *skills = Arc::new(settings.skills.clone());
         }
     }
 
@@ -218,7 +214,7 @@ impl ToolServices {
     }
 
     /// The `skills` section of the configuration in force.
-    pub fn skills_settings(&self) -> Arc<SkillsSettings> {
+    pub fn skills_settings(&self) -> Arc<SkillsSection> {
         self.skills_settings
             .read()
             .map(|s| Arc::clone(&s))

@@ -6,44 +6,11 @@ use std::{sync::Arc, time::Instant};
 use serde_json::{Value, json};
 
 use super::{Concurrency, Tool, ToolContext, ToolError, ToolServices, coerce, spill};
+pub use crate::config::settings::ToolsetSelection;
 use crate::llm::{ToolCall, ToolSchema};
 
 /// How long an interrupted call gets to wind down before it is abandoned.
 const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// Composite toolset names that mean "every core tool" (Hermes' `hermes-cli`, `hermes-telegram`, …).
-fn is_everything(name: &str) -> bool {
-    name == "all" || name == "*" || name.starts_with("hermes-")
-}
-
-/// Which toolsets a session gets: config `toolsets` minus `agent.disabled_toolsets`.
-#[derive(Debug, Clone, Default)]
-pub struct ToolsetSelection {
-    pub enabled: Vec<String>,
-    pub disabled: Vec<String>,
-}
-
-impl ToolsetSelection {
-    /// Read `toolsets` and `agent.disabled_toolsets` from the config tree.
-    pub fn from_config(tree: &serde_yaml::Value) -> Self {
-        let strings = crate::config::string_list;
-        Self {
-            enabled: strings(tree.get("toolsets")),
-            disabled: strings(tree.get("agent").and_then(|a| a.get("disabled_toolsets"))),
-        }
-    }
-
-    fn allows(&self, toolset: &str) -> bool {
-        if self.disabled.iter().any(|d| d == toolset) {
-            return false;
-        }
-        self.enabled.is_empty()
-            || self
-                .enabled
-                .iter()
-                .any(|e| e == toolset || is_everything(e))
-    }
-}
 
 /// Every tool this daemon knows.
 pub struct Registry {

@@ -9,9 +9,12 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError};
-use crate::skills::{
-    self, SkillsSettings, SkillsView,
-    manage::{Caller, ManageRoots, SkillAction},
+use crate::{
+    config::settings::SkillsSection,
+    skills::{
+        self, SkillsView,
+        manage::{Caller, ManageRoots, SkillAction},
+    },
 };
 
 /// The current view of the skills for a call.
@@ -131,7 +134,7 @@ impl Tool for SkillManageTool {
         } else {
             Caller::Agent
         };
-        let home_skills = SkillsSettings::home_root(&ctx.services.hermes_home);
+        let home_skills = SkillsSection::home_root(&ctx.services.hermes_home);
         let outcome = tokio::task::spawn_blocking(move || {
             let may_modify = |dir: &std::path::Path| view.agent_created(dir);
             let manage_roots = ManageRoots {

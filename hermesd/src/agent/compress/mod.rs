@@ -45,12 +45,15 @@ pub struct CompressionSettings {
 }
 
 impl Default for CompressionSettings {
+    /// The configuration's defaults (`compression.*`), and hermesd's own pruning and summary
+    /// limits.
     fn default() -> Self {
+        let configured = crate::config::settings::CompressionSection::default();
         Self {
-            threshold_ratio: 0.5,
-            protect_first: 3,
-            protect_last: 20,
-            tail_ratio: 0.2,
+            threshold_ratio: configured.threshold,
+            protect_first: configured.protect_first_n,
+            protect_last: configured.protect_last_n,
+            tail_ratio: configured.target_ratio,
             prune_min_chars: 200,
             max_summary_tokens: 10_000,
         }

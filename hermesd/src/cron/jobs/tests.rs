@@ -6,10 +6,10 @@ use chrono_tz::Tz;
 
 use super::*;
 
-fn settings() -> CronSettings {
-    CronSettings {
+fn settings() -> CronSection {
+    CronSection {
         timezone: Tz::UTC,
-        ..CronSettings::default()
+        ..CronSection::default()
     }
 }
 

@@ -22,10 +22,10 @@ fn every(minutes: u64) -> Schedule {
     }
 }
 
-fn settings() -> CronSettings {
-    CronSettings {
+fn settings() -> CronSection {
+    CronSection {
         timezone: Tz::UTC,
-        ..CronSettings::default()
+        ..CronSection::default()
     }
 }
 

@@ -7,6 +7,7 @@ use chrono::{DateTime, LocalResult, NaiveDate, NaiveDateTime, TimeDelta, TimeZon
 use chrono_tz::Tz;
 
 use super::{Schedule, ScheduleError, cron_expr};
+use crate::config::settings::{ZONE_HINT, parse_zone};
 
 /// Listed when the text matches no form at all.
 const FORMS: &str = "use \"every 30m\" (recurring), \"30m\" or \"in 2h\" (once), \"0 9 * * 1-5\" \
@@ -62,12 +63,8 @@ pub fn parse(text: &str, now: DateTime<Utc>, tz: Tz) -> Result<Schedule, Schedul
 
 /// Parses an IANA time-zone name such as `Europe/Berlin` or `UTC`.
 pub fn parse_tz(name: &str) -> Result<Tz, ScheduleError> {
-    name.trim().parse::<Tz>().map_err(|_| {
-        ScheduleError::TimeZone(format!(
-            "unknown time zone {name:?}: use an IANA name such as \"Europe/Berlin\", \
-             \"America/New_York\" or \"UTC\""
-        ))
-    })
+    parse_zone(name)
+        .ok_or_else(|| ScheduleError::TimeZone(format!("unknown time zone {name:?}: {ZONE_HINT}")))
 }
 
 fn cron(expr: &str) -> Result<Schedule, ScheduleError> {

@@ -1,0 +1,105 @@
+//! The settings hermesd reads, as typed sections built once per load from the merged tree with
+//! Hermes' key names and hermesd's defaults. Reading is lenient: a value of the wrong type or out
+//! of range becomes one notice (key, value, what is used instead) and the default or nearest
+//! bound; an absent key is its default without a notice. Every part of the daemon reads these,
+//! never the raw tree.
+
+mod agent;
+mod approvals;
+mod auxiliary;
+mod compression;
+mod cron;
+mod llm;
+mod memory;
+mod provider;
+pub mod read;
+mod retention;
+mod review;
+mod skills;
+mod terminal;
+mod toolsets;
+mod zone;
+
+#[cfg(test)]
+mod tests;
+
+pub use agent::{AgentSection, Enforcement};
+pub use approvals::{ApprovalMode, ApprovalsSection, CronMode};
+pub use auxiliary::{AuxiliarySection, AuxiliaryTask, TaskSettings};
+pub use compression::CompressionSection;
+pub use cron::CronSection;
+pub use llm::{LlmSection, Timing};
+pub use memory::MemorySection;
+pub use provider::{ApiMode, ProviderEntry};
+pub use retention::{SessionsSection, ToolResultsSection};
+pub use review::ReviewSection;
+pub use skills::SkillsSection;
+pub use terminal::{DEFAULT_MAX_BACKGROUND, TerminalSection};
+pub use toolsets::ToolsetSelection;
+pub use zone::{ZONE_HINT, parse_zone};
+
+use hermes_proto::env::Env;
+use serde_yaml::Value;
+
+use read::Reader;
+
+/// Top-level keys the sections read that must be mappings when present.
+const MAPPINGS: &[&str] = &[
+    "agent",
+    "approvals",
+    "auxiliary",
+    "compression",
+    "cron",
+    "memory",
+    "sessions",
+    "skills",
+    "terminal",
+    "tool_results",
+];
+
+/// Every section hermesd reads.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Settings {
+    pub agent: AgentSection,
+    pub approvals: ApprovalsSection,
+    pub terminal: TerminalSection,
+    pub toolsets: ToolsetSelection,
+    pub compression: CompressionSection,
+    pub review: ReviewSection,
+    pub memory: MemorySection,
+    pub skills: SkillsSection,
+    pub cron: CronSection,
+    pub sessions: SessionsSection,
+    pub tool_results: ToolResultsSection,
+    pub llm: LlmSection,
+    pub auxiliary: AuxiliarySection,
+}
+
+impl Settings {
+    /// Read every section of `tree`; `env` supplies `HERMES_CRON_TIMEOUT`. The notices say what
+    /// was not usable and what is used instead.
+    pub fn read(tree: &Value, env: &Env) -> (Self, Vec<String>) {
+        let mut r = Reader::new(tree);
+        for key in MAPPINGS {
+            r.expect_mapping(key);
+        }
+        let approvals = ApprovalsSection::read(&mut r);
+        let cron = CronSection::read(&mut r, env.get("HERMES_CRON_TIMEOUT"), &approvals);
+        let settings = Self {
+            agent: AgentSection::read(&mut r),
+            terminal: TerminalSection::read(&mut r),
+            toolsets: ToolsetSelection::read(&mut r),
+            compression: CompressionSection::read(&mut r),
+            review: ReviewSection::read(&mut r),
+            memory: MemorySection::read(&mut r),
+            skills: SkillsSection::read(&mut r),
+            sessions: SessionsSection::read(&mut r),
+            tool_results: ToolResultsSection::read(&mut r),
+            llm: LlmSection::read(&mut r),
+            auxiliary: AuxiliarySection::read(&mut r),
+            approvals,
+            cron,
+        };
+        (settings, r.into_notices())
+    }
+}
