@@ -2,7 +2,8 @@
 //! Hermes' key names and hermesd's defaults. Reading is lenient: a value of the wrong type or out
 //! of range becomes one notice (key, value, what is used instead) and the default or nearest
 //! bound; an absent key is its default without a notice. Every part of the daemon reads these,
-//! never the raw tree.
+//! never the raw tree (`Config::tree` keeps the keys no section reads yet; nothing outside
+//! `config` looks at it).
 
 mod agent;
 mod approvals;
