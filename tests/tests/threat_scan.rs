@@ -50,7 +50,10 @@ async fn a_long_agents_md_with_a_payload_at_its_end_is_blocked() {
     home.ctl_async(&["send", "--cwd", cwd, "hi"]).await.ok();
 
     let system = system_prompt(&server.chat_requests()[0]);
-    assert!(!system.contains("evil-7f3a"), "the payload reached the model");
+    assert!(
+        !system.contains("evil-7f3a"),
+        "the payload reached the model"
+    );
     assert!(
         system.contains(
             "[BLOCKED: AGENTS.md contained potential prompt injection (prompt_injection)."
@@ -70,9 +73,13 @@ async fn a_long_soul_md_with_a_payload_at_its_end_is_blocked() {
     home.ctl_async(&["send", "hi"]).await.ok();
 
     let system = system_prompt(&server.chat_requests()[0]);
-    assert!(!system.contains("evil-7f3a"), "the payload reached the model");
     assert!(
-        system.contains("[BLOCKED: SOUL.md contained potential prompt injection (prompt_injection)."),
+        !system.contains("evil-7f3a"),
+        "the payload reached the model"
+    );
+    assert!(
+        system
+            .contains("[BLOCKED: SOUL.md contained potential prompt injection (prompt_injection)."),
         "{}",
         &system[..system.len().min(4_000)]
     );
@@ -106,7 +113,10 @@ async fn a_memory_entry_that_starts_like_a_placeholder_is_still_scanned() {
 
     let requests = server.chat_requests();
     let system = system_prompt(&requests[0]);
-    assert!(!system.contains("evil-7f3a"), "the payload reached the model");
+    assert!(
+        !system.contains("evil-7f3a"),
+        "the payload reached the model"
+    );
     assert!(system.contains("Project uses PostgreSQL 16."), "{system}");
     assert!(
         system.contains("[BLOCKED: MEMORY.md entry contained threat pattern(s): prompt_injection."),

@@ -107,14 +107,16 @@ fn platform_hint(platform: &str) -> Option<&'static str> {
     })
 }
 
-/// The identity layer: `SOUL.md` (scanned like any untrusted file) or the default.
+/// The identity layer: `SOUL.md`, capped like a context file (head and tail) and scanned as it
+/// is embedded, all of it, like any untrusted file; or the default.
 fn identity_layer(home: &Path) -> String {
-    let soul = identity::identity(home);
+    let path = home.join("SOUL.md");
+    let soul = context_files::cap(&identity::identity(home), "SOUL.md", &path);
     let findings = policy::scan_context_text(&soul);
     if findings.is_empty() {
         soul
     } else {
-        tracing::warn!(findings = %findings.join(", "), "SOUL.md blocked");
+        tracing::warn!(findings = %policy::threat::joined(&findings), "SOUL.md blocked");
         format!(
             "{}\n\n{}",
             identity::DEFAULT_IDENTITY,

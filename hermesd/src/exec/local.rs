@@ -11,13 +11,13 @@ use tokio::io::AsyncReadExt;
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
-use super::ansi::strip_ansi;
 use super::output::{HeadTailCollector, Utf8Decoder};
 use super::shell::{
     EXIT_DRAIN_IDLE, EXIT_DRAIN_MAX, ShellChild, exit_code_of, resolve_safe_cwd_async, spawn_shell,
     terminate_group,
 };
 use super::terminal::{DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TIMEOUT_SECS, interpret_exit_code};
+use crate::policy::strip_ansi;
 
 /// Grace between SIGTERM and SIGKILL for a timed-out or interrupted command.
 const FOREGROUND_KILL_GRACE: Duration = Duration::from_secs(1);

@@ -16,11 +16,11 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, watch};
 
-use super::ansi::strip_ansi;
 use super::output::RollingText;
 use super::process_record::{self, Record, Snapshot};
 use super::process_session::{Session, SessionState, drive};
 use super::shell::{EXIT_DRAIN_MAX, resolve_safe_cwd_async, spawn_shell, terminate_group};
+use crate::policy::strip_ansi;
 
 /// Limits of a [`ProcessRegistry`]; the defaults are Python's.
 #[derive(Debug, Clone)]

@@ -5,17 +5,10 @@
 use std::ops::Range;
 use std::sync::LazyLock;
 
-use regex::{Regex, RegexBuilder};
+use regex::Regex;
 
+pub(super) use super::super::engine::compile;
 use super::text::{after, before, is_table_row};
-
-/// Compiles a helper regex (case-insensitive); `None` only on a bug caught by the tests.
-pub(super) fn compile(pattern: &str) -> Option<Regex> {
-    RegexBuilder::new(pattern)
-        .case_insensitive(true)
-        .build()
-        .ok()
-}
 
 /// `Some(is_match)`, or `None` when the helper regex failed to compile.
 pub(super) fn found(regex: &LazyLock<Option<Regex>>, text: &str) -> Option<bool> {
