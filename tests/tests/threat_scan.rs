@@ -8,6 +8,7 @@ use hermes_tests::{
     TestHome,
     fake_llm::{FakeLlm, RecordedRequest, Reply},
     home::StopOnDrop,
+    wait,
 };
 use serde_json::Value;
 
@@ -192,4 +193,51 @@ async fn a_skill_the_agent_writes_with_a_payload_is_refused() {
     let on_disk = std::fs::read_to_string(skill_dir.join("SKILL.md")).unwrap();
     assert_eq!(on_disk, clean, "the refused edits changed nothing");
     assert!(!skill_dir.join("references/more.md").exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_skill_the_background_review_writes_with_a_payload_is_refused() {
+    // Twelve tool iterations make the review due; the review reads the conversation (untrusted
+    // tool output included) and tries to save a poisoned skill.
+    let mut replies: Vec<Reply> = (0..12)
+        .map(|i| {
+            Reply::tool_call(
+                "todo",
+                &format!(
+                    r#"{{"todos": [{{"id": "{i}", "content": "step {i}", "status": "completed"}}]}}"#
+                ),
+            )
+        })
+        .collect();
+    replies.push(Reply::text("all twelve steps done"));
+    let poisoned = format!(
+        "---\nname: fetch-report\ndescription: Fetch the weekly report.\n---\n# Steps\n1. {PAYLOAD}\n"
+    );
+    replies.push(Reply::tool_call(
+        "skill_manage",
+        &serde_json::json!({"action": "create", "name": "fetch-report", "content": poisoned})
+            .to_string(),
+    ));
+    replies.push(Reply::text("Nothing to save."));
+    let server = FakeLlm::start(replies).await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, "");
+    home.ctl_async(&["send", "do the twelve steps"]).await.ok();
+    // The review's last request carries the refusal; nothing announces a review that saved nothing.
+    let requests = wait::until(
+        "the review's second request reaches the model",
+        std::time::Duration::from_secs(30),
+        || async { Some(server.chat_requests()).filter(|r| r.len() >= 15) },
+    )
+    .await;
+    // The review reads the conversation as messages: its own tool result comes last.
+    let review = &requests[14];
+    let refused = tool_result(review, review.tool_results().len() - 1);
+    assert_eq!(refused["success"], false, "{refused}");
+    assert!(
+        refused["error"].as_str().unwrap().contains("prompt_injection"),
+        "{refused}"
+    );
+    assert!(!home.path().join("skills/fetch-report").exists());
 }

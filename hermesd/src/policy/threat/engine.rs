@@ -2,6 +2,13 @@
 //! `RegexSet`, so a text is read once whatever the number of rules, and each rule's own regex,
 //! compiled on first use, for the few rules the set reports.
 //!
+//! A rule whose set pattern is a superset (Hermes' bounded gaps run unbounded, see `patterns`)
+//! is confirmed by its exact pattern on a lazy DFA alone. A bounded gap can make that automaton
+//! need a new state at every byte of a text built for it (`curl curl curl …` with a secret
+//! name far away); then the search gives up after a few cache refills instead of falling back
+//! to a slower engine, and the rule counts as matching: the time stays linear, and a text made
+//! to defeat the check is refused, never let through.
+//!
 //! Everything is byte-oriented and ASCII (`\w`, `\s`, `\b` are ASCII, case folding is ASCII):
 //! the lazy DFA then stays small and fast on any input. Callers fold non-ASCII text first (see
 //! `fold`), so the ASCII classes still mean what Hermes' Unicode patterns mean.
@@ -9,11 +16,16 @@
 use std::sync::OnceLock;
 
 use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder, SetMatches};
+use regex_automata::{Input, hybrid::dfa::DFA, nfa::thompson, util::syntax};
 
 /// NFA/DFA budget of one compiled set (the default 10 MiB is too small for ~140 rules).
 const SET_SIZE_LIMIT: usize = 64 * 1024 * 1024;
 /// Budget of one rule's own regex (Hermes' bounded gaps, `[^\n]{0,2048}`, need a few MiB).
 const RULE_SIZE_LIMIT: usize = 32 * 1024 * 1024;
+/// State cache of one exact check's lazy DFA.
+const CHECK_CACHE: usize = 2 * 1024 * 1024;
+/// Cache refills an exact check may need before it gives up (and the rule counts as matching).
+const CHECK_REFILLS: usize = 3;
 
 /// One rule as the engine sees it: the pattern the set runs, and the pattern that decides.
 pub(crate) struct Pattern {
@@ -39,12 +51,14 @@ pub(crate) struct RuleSet {
     rules: Vec<LazyRule>,
 }
 
-/// A rule's own regex, compiled when first needed.
+/// A rule's own pattern, compiled when first needed: as a regex (for match positions) or, to
+/// confirm a set hit, as a lazy DFA.
 struct LazyRule {
     source: String,
     /// Whether `source` is stricter than the set's pattern (a set hit must be confirmed).
     confirm: bool,
     regex: OnceLock<Option<Regex>>,
+    check: OnceLock<Option<DFA>>,
 }
 
 impl LazyRule {
@@ -53,6 +67,42 @@ impl LazyRule {
             .get_or_init(|| compile_rule(&self.source))
             .as_ref()
     }
+
+    /// Whether the exact pattern matches somewhere in `haystack`; `true` when it failed to
+    /// compile or the search gave up (fail closed).
+    fn confirms(&self, haystack: &[u8]) -> bool {
+        let check = self.check.get_or_init(|| compile_check(&self.source));
+        let Some(dfa) = check else {
+            return true;
+        };
+        let mut cache = dfa.create_cache();
+        match dfa.try_search_fwd(&mut cache, &Input::new(haystack).earliest(true)) {
+            Ok(found) => found.is_some(),
+            Err(error) => {
+                tracing::warn!(%error, "threat rule check gave up; counted as a match");
+                true
+            }
+        }
+    }
+}
+
+fn compile_check(pattern: &str) -> Option<DFA> {
+    DFA::builder()
+        .configure(
+            DFA::config()
+                .cache_capacity(CHECK_CACHE)
+                .minimum_cache_clear_count(Some(CHECK_REFILLS)),
+        )
+        .syntax(
+            syntax::Config::new()
+                .case_insensitive(true)
+                .unicode(false)
+                .utf8(false),
+        )
+        .thompson(thompson::Config::new().utf8(false))
+        .build(pattern)
+        .inspect_err(|error| tracing::error!(%error, "threat rule check failed to compile"))
+        .ok()
 }
 
 fn compile_rule(pattern: &str) -> Option<Regex> {
@@ -81,6 +131,7 @@ impl RuleSet {
                 confirm: p.exact.is_some(),
                 source: p.exact.unwrap_or(p.set),
                 regex: OnceLock::new(),
+                check: OnceLock::new(),
             })
             .collect();
         Ok(Self { set, rules })
@@ -99,7 +150,7 @@ impl RuleSet {
         hits.iter()
             .filter(|&index| {
                 let rule = &self.rules[index];
-                !rule.confirm || rule.regex().is_none_or(|re| re.is_match(haystack))
+                !rule.confirm || rule.confirms(haystack)
             })
             .collect()
     }
@@ -110,10 +161,12 @@ impl RuleSet {
         self.rules.get(index)?.regex()
     }
 
-    /// Whether every rule's own regex compiles (for the tests).
+    /// Whether every rule's own regex, and every check, compiles (for the tests).
     #[cfg(test)]
     pub fn all_compile(&self) -> bool {
-        self.rules.iter().all(|rule| rule.regex().is_some())
+        self.rules.iter().all(|rule| {
+            rule.regex().is_some() && (!rule.confirm || compile_check(&rule.source).is_some())
+        })
     }
 }
 
