@@ -236,7 +236,10 @@ async fn a_skill_the_background_review_writes_with_a_payload_is_refused() {
     let refused = tool_result(review, review.tool_results().len() - 1);
     assert_eq!(refused["success"], false, "{refused}");
     assert!(
-        refused["error"].as_str().unwrap().contains("prompt_injection"),
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("prompt_injection"),
         "{refused}"
     );
     assert!(!home.path().join("skills/fetch-report").exists());

@@ -126,9 +126,21 @@ fn main() {
     use ThreatScope::{Context, Cron, Memory, Skill};
     rows.extend([
         row("context scope, benign notes", Context, &clean, false, runs),
-        row("context scope, payload at the end", Context, &poisoned, true, runs),
+        row(
+            "context scope, payload at the end",
+            Context,
+            &poisoned,
+            true,
+            runs,
+        ),
         row("memory scope, benign notes", Memory, &clean, false, runs),
-        row("memory scope, payload at the end", Memory, &poisoned, true, runs),
+        row(
+            "memory scope, payload at the end",
+            Memory,
+            &poisoned,
+            true,
+            runs,
+        ),
         row(
             "context scope, non-ASCII notes (folded)",
             Context,

@@ -16,7 +16,11 @@ mod patterns;
 pub mod skill;
 
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_text;
 
 use std::fmt;
 

@@ -20,6 +20,7 @@ mod rules_injection;
 mod rules_network;
 mod rules_supply;
 mod rules_system;
+mod secret_names;
 mod shell;
 mod text;
 mod unicode;
