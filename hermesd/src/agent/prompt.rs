@@ -111,17 +111,13 @@ fn platform_hint(platform: &str) -> Option<&'static str> {
 /// is embedded, all of it, like any untrusted file; or the default.
 fn identity_layer(home: &Path) -> String {
     let path = home.join("SOUL.md");
-    let soul = context_files::cap(&identity::identity(home), "SOUL.md", &path);
-    let findings = policy::scan_context_text(&soul);
-    if findings.is_empty() {
-        soul
-    } else {
-        tracing::warn!(findings = %policy::threat::joined(&findings), "SOUL.md blocked");
-        format!(
+    match context_files::embed_scanned(&identity::identity(home), "SOUL.md", &path) {
+        Ok(soul) => soul,
+        Err(findings) => format!(
             "{}\n\n{}",
             identity::DEFAULT_IDENTITY,
             policy::blocked_notice("SOUL.md", &findings)
-        )
+        ),
     }
 }
 

@@ -63,15 +63,6 @@ impl fmt::Display for Finding {
     }
 }
 
-impl PartialEq<&str> for Finding {
-    fn eq(&self, other: &&str) -> bool {
-        match self {
-            Finding::Pattern(id) => id == other,
-            Finding::Invisible(_) => self.to_string() == *other,
-        }
-    }
-}
-
 /// The ids of `findings`, joined by `", "` (for notices and logs).
 pub fn joined(findings: &[Finding]) -> String {
     findings
