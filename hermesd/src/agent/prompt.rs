@@ -65,19 +65,17 @@ fn platform_hint(platform: &str) -> Option<&'static str> {
     })
 }
 
-/// The identity layer: `SOUL.md` (scanned like any untrusted file) or the default.
+/// The identity layer: `SOUL.md`, capped like a context file (head and tail) and scanned as it
+/// is embedded, all of it, like any untrusted file; or the default.
 fn identity_layer(home: &Path) -> String {
-    let soul = identity::identity(home);
-    let findings = policy::scan_context_text(&soul);
-    if findings.is_empty() {
-        soul
-    } else {
-        tracing::warn!(findings = %findings.join(", "), "SOUL.md blocked");
-        format!(
+    let path = home.join("SOUL.md");
+    match context_files::embed_scanned(&identity::identity(home), "SOUL.md", &path) {
+        Ok(soul) => soul,
+        Err(findings) => format!(
             "{}\n\n{}",
             identity::DEFAULT_IDENTITY,
             policy::blocked_notice("SOUL.md", &findings)
-        )
+        ),
     }
 }
 

@@ -79,9 +79,10 @@ fn strings(args: &Value, key: &str) -> Result<Option<Vec<String>>, ToolError> {
 
 /// A prompt the agent writes runs later, unattended and repeatedly: one that carries injection
 /// or exfiltration payloads (text the agent may have picked up from a web page or a file) is
-/// refused, as Hermes does. Jobs the user adds with `hermesctl cron add` are not scanned.
+/// refused, as Hermes does. The whole prompt is scanned (up to the 1 MB a prompt may have).
+/// Jobs the user adds with `hermesctl cron add` are not scanned.
 fn check_prompt(prompt: &str) -> Result<(), ToolError> {
-    let findings = scan_for_threats(prompt, ThreatScope::Strict);
+    let findings = scan_for_threats(prompt, ThreatScope::Cron);
     match findings.first() {
         None => Ok(()),
         Some(id) => Err(ToolError::Arguments(format!(

@@ -11,7 +11,6 @@ use tokio::io::AsyncReadExt;
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
-use super::ansi::strip_ansi;
 use super::output::{HeadTailCollector, Utf8Decoder};
 use super::shell::{
     EXIT_DRAIN_IDLE, EXIT_DRAIN_MAX, ShellChild, exit_code_of, resolve_safe_cwd_async, spawn_shell,
@@ -19,6 +18,7 @@ use super::shell::{
 };
 use super::terminal::{DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TIMEOUT_SECS, interpret_exit_code};
 use crate::policy::command::Clearance;
+use crate::policy::strip_ansi;
 
 /// Grace between SIGTERM and SIGKILL for a timed-out or interrupted command.
 const FOREGROUND_KILL_GRACE: Duration = Duration::from_secs(1);

@@ -3,7 +3,6 @@
 //! (`local`), background processes (`process`, `process_tool`), argument
 //! policy (`terminal`) and the tool schemas (`schema`).
 
-mod ansi;
 mod env;
 mod env_blocklist;
 mod local;
@@ -16,7 +15,6 @@ mod schema;
 mod shell;
 mod terminal;
 
-pub use ansi::strip_ansi;
 pub use env::{
     EnvOrigin, FORCE_PREFIX, LoginEnv, capture_login_env, child_env, child_env_with_passthrough,
 };

@@ -16,7 +16,6 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, watch};
 
-use super::ansi::strip_ansi;
 use super::output::RollingText;
 use super::process_record::{self, Record, Snapshot};
 use super::process_session::{Session, SessionState, Stdin, drive};
@@ -25,6 +24,7 @@ use crate::policy::command::Clearance;
 // Running background processes one conversation may have until the configuration says
 // (`terminal.max_background`).
 use crate::config::settings::DEFAULT_MAX_BACKGROUND;
+use crate::policy::strip_ansi;
 
 /// Limits of a [`ProcessRegistry`]; the defaults are Python's.
 #[derive(Debug, Clone)]

@@ -11,10 +11,10 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::watch;
 use tokio::time::sleep_until;
 
-use super::ansi::strip_ansi;
 use super::output::{RollingText, Utf8Decoder};
 use super::process::ProcessRegistry;
 use super::shell::{EXIT_DRAIN_IDLE, EXIT_DRAIN_MAX, exit_code_of};
+use crate::policy::strip_ansi;
 
 /// Mutable state of a background process.
 pub(super) struct SessionState {

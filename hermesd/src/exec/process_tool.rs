@@ -9,7 +9,6 @@ use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 
-use super::ansi::strip_ansi;
 use super::output::split_lines;
 use super::process::{ProcessRegistry, not_found};
 use super::terminal::lenient_int;
@@ -32,6 +31,7 @@ pub trait StdinGate: Send + Sync {
         data: &str,
     ) -> Result<Clearance, String>;
 }
+use crate::policy::strip_ansi;
 
 /// How long a stdin write may block on a process that is not reading.
 const STDIN_WRITE_TIMEOUT: Duration = Duration::from_secs(10);

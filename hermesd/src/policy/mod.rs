@@ -1,10 +1,14 @@
 //! The one policy layer: every rule on what the agent may run, read, write and embed in a prompt
 //! lives here, and every tool asks here. `command` judges shell commands (Hermes' dangerous and
 //! hardline rules); `threat` scans untrusted text before it is embedded in a prompt.
+//! `ansi` strips terminal escapes, for command output and for commands judged here.
 
+pub mod ansi;
 pub mod command;
 pub mod paths;
 pub mod threat;
+
+pub use ansi::strip_ansi;
 
 pub use command::{
     CommandPolicy, Danger, OVERWRITE_KEY, PARSER_LIMIT_KEY, PATTERNS_UNAVAILABLE_KEY,
@@ -12,6 +16,6 @@ pub use command::{
     detect_sudo_stdin_guess,
 };
 pub use threat::{
-    INVISIBLE_CHARS, MAX_SCAN_CHARS, SCANNER_UNAVAILABLE, ThreatScope, blocked_notice,
-    first_threat_message, scan_context_text, scan_for_threats, threat_pattern_ids,
+    Finding as ThreatFinding, INVISIBLE_CHARS, SCANNER_UNAVAILABLE, ThreatScanner, ThreatScope,
+    blocked_notice, first_threat_message, scan_context_text, scan_for_threats, threat_pattern_ids,
 };

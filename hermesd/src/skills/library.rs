@@ -153,8 +153,8 @@ impl SkillsLibrary {
         Ok(view)
     }
 
-    /// Record what hermesd wrote into `dir` (`origin` agent or bundled: trusted; installed:
-    /// scanned), or forget `dir` when it is gone. The next view sees it.
+    /// Record what hermesd wrote into `dir` (`origin` agent, installed or bundled; all but the
+    /// bundled sync's are scanned), or forget `dir` when it is gone. The next view sees it.
     pub async fn record_write(
         &self,
         store: &Store,
@@ -173,14 +173,16 @@ impl SkillsLibrary {
             if !dir.join("SKILL.md").is_file() {
                 return None;
             }
+            let writer = origin;
             // The agent improving a skill it did not write leaves its origin alone.
             let origin = match (origin, previous.as_ref()) {
                 ("agent", Some(old)) if old.origin != "agent" => old.origin.clone(),
                 _ => origin.to_string(),
             };
-            // hermesd wrote agent and bundled skills itself (the bundle is checked against the
-            // scan by a test); installed ones come from elsewhere.
-            let scan_it = origin == "installed";
+            // Scanned whatever wrote it — the agent's own writes too (`skill_manage` scanned the
+            // file it wrote; this reads the whole directory) — except the bundled sync: hermesd
+            // ships those files itself, and a test holds every one of them to the scan.
+            let scan_it = writer != "bundled";
             Some(classify(&dir, &name, &origin, scan_it))
         })
         .await

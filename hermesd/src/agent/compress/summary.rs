@@ -12,6 +12,7 @@ use std::borrow::Cow;
 use super::estimate::estimate_message;
 use super::prune::tool_name;
 use crate::llm::{ChatMessage, ChatRequest, Role};
+use crate::policy::{self, ThreatScope};
 
 /// First line of every summary message.
 pub const SUMMARY_MARKER: &str = "[CONTEXT SUMMARY — earlier turns were compressed]";
@@ -161,7 +162,7 @@ fn serialise_one(messages: &[&ChatMessage], index: usize) -> String {
         Role::Tool => format!(
             "[TOOL RESULT {}]: {}",
             tool_name(messages[..index].iter().copied(), message),
-            clip(&message.content, TOOL_RESULT_CLIP)
+            scanned_tool_result(clip(&message.content, TOOL_RESULT_CLIP))
         ),
         Role::Assistant => {
             let mut out = format!("[ASSISTANT]: {}", clip(&message.content, TEXT_CLIP));
@@ -181,6 +182,23 @@ fn serialise_one(messages: &[&ChatMessage], index: usize) -> String {
         Role::User => format!("[USER]: {}", clip(&message.content, TEXT_CLIP)),
         Role::System => format!("[SYSTEM]: {}", clip(&message.content, TEXT_CLIP)),
     }
+}
+
+/// A tool result as the summariser sees it. Here tool output leaves its tool-result message and
+/// is re-embedded in a prompt — the summariser's, and through the summary every later prompt of
+/// the conversation — so what is embedded (the clipped text) goes through the threat scanner
+/// (context scope); a hit leaves a notice instead.
+fn scanned_tool_result(text: Cow<'_, str>) -> Cow<'_, str> {
+    let findings = policy::scan_for_threats(&text, ThreatScope::Context);
+    if findings.is_empty() {
+        return text;
+    }
+    let ids = policy::threat::joined(&findings);
+    tracing::warn!(findings = %ids, "tool result left out of the summariser's input");
+    Cow::Owned(format!(
+        "[BLOCKED: this tool result contained potential prompt injection ({ids}). Content not \
+         included.]"
+    ))
 }
 
 /// `text` if within `max` bytes, else its first `head` and last `tail` bytes (on char boundaries).

@@ -2,8 +2,9 @@
 //! variants, parser limits, the daemon's extra rules, and the shlex-compatible tokenizer.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use super::super::ansi::strip_ansi;
 use super::lex::shlex_split;
-use super::normalize::{HomeFolds, normalize_with, strip_ansi};
+use super::normalize::{HomeFolds, normalize_with};
 use super::*;
 
 fn key(command: &str) -> Option<&'static str> {

@@ -12,6 +12,8 @@ use std::sync::LazyLock;
 use regex::{Captures, Regex};
 use unicode_normalization::UnicodeNormalization;
 
+use super::super::ansi::strip_ansi;
+
 const MAX_COMMAND_CHARS: usize = 128_000;
 const MAX_SEPARATOR_FREE_CHARS: usize = 4_096;
 const MAX_SEGMENTS: usize = 25_000;
@@ -35,19 +37,6 @@ pub(super) fn parser_limit_exceeded(command: &str) -> bool {
         >= MAX_SEGMENTS
 }
 
-static ANSI_ESCAPE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r"\x1b(?:\[[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]",
-        r"|\][\s\S]*?(?:\x07|\x1b\\)",
-        r"|[PX^_][\s\S]*?(?:\x1b\\)",
-        r"|[\x20-\x2f]+[\x30-\x7e]",
-        r"|[\x30-\x7e])",
-        r"|\x{9b}[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]",
-        r"|\x{9d}[\s\S]*?(?:\x07|\x{9c})",
-        r"|[\x{80}-\x{9f}]",
-    ))
-    .ok()
-});
 static LINE_CONTINUATION: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"\\\r?\n").ok());
 static BACKSLASH_ESCAPE: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"\\([^\n])").ok());
 static EMPTY_QUOTES: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r#"''|"""#).ok());
@@ -57,7 +46,6 @@ static IFS_EXPANSION: LazyLock<Option<Regex>> =
 #[cfg(test)]
 pub(super) fn all_regexes_compile() -> bool {
     [
-        &ANSI_ESCAPE,
         &LINE_CONTINUATION,
         &BACKSLASH_ESCAPE,
         &EMPTY_QUOTES,
@@ -72,14 +60,6 @@ fn replace<'a>(re: &LazyLock<Option<Regex>>, text: Cow<'a, str>, with: &str) -> 
         Some(re) if re.is_match(&text) => Cow::Owned(re.replace_all(&text, with).into_owned()),
         _ => text,
     }
-}
-
-/// Remove ANSI / ECMA-48 escape sequences and 8-bit C1 controls (Hermes' `strip_ansi`).
-pub(super) fn strip_ansi(text: &str) -> Cow<'_, str> {
-    if !text.contains(|c| c == '\x1b' || ('\u{80}'..='\u{9f}').contains(&c)) {
-        return Cow::Borrowed(text);
-    }
-    replace(&ANSI_ESCAPE, Cow::Borrowed(text), "")
 }
 
 /// Absolute home prefixes folded into `~/.hermes` and `~` before matching.

@@ -10,6 +10,7 @@ use super::locate::{find_skill, resolve_inside};
 use super::validate::{
     validate_category, validate_frontmatter, validate_name, validate_skill_md_size,
 };
+use super::vet::vet;
 use super::{Ctx, Failure, ManageOutcome, SkillAction, Step, success};
 
 /// Creates `home_skills/[category/]name/SKILL.md`.
@@ -23,6 +24,7 @@ pub(super) fn create(
     let category = validate_category(category)?;
     validate_frontmatter(content)?;
     validate_skill_md_size(content, "SKILL.md")?;
+    vet(name, "SKILL.md", content)?;
     if let Some(existing) = find_skill(ctx.roots, name) {
         return Err(Failure::new(format!(
             "A skill named '{name}' already exists at {}.",
@@ -96,6 +98,7 @@ pub(super) fn edit(ctx: &Ctx, name: &str, content: &str) -> Step<ManageOutcome> 
     validate_skill_md_size(content, "SKILL.md")?;
     let skill = find_skill(ctx.roots, name).ok_or_else(|| not_found(name, ""))?;
     ctx.guard_existing(name, &skill.dir, SkillAction::Edit)?;
+    vet(name, "SKILL.md", content)?;
     let target = resolve_inside(&skill.dir, "SKILL.md")?;
     atomic_write(&target, content.as_bytes())?;
     let result = json!({

@@ -8,6 +8,7 @@ use super::content::not_found;
 use super::fsio::{atomic_write, remove_file_and_prune};
 use super::locate::{find_skill, list_support_files, resolve_inside};
 use super::validate::{SkillFile, parse_file_path, validate_support_size};
+use super::vet::vet;
 use super::{Ctx, Failure, ManageOutcome, SkillAction, Step, success};
 
 /// Adds or overwrites `file_path` (under references/, templates/, scripts/ or assets/).
@@ -22,6 +23,7 @@ pub(super) fn write_file(
     let skill = find_skill(ctx.roots, name)
         .ok_or_else(|| not_found(name, " Create it first with action='create'."))?;
     ctx.guard_existing(name, &skill.dir, SkillAction::WriteFile)?;
+    vet(name, &rel, data)?;
     let target = resolve_inside(&skill.dir, &rel)?;
     if target.is_dir() {
         return Err(Failure::new(format!(

@@ -11,6 +11,7 @@ mod locate;
 mod patch;
 mod schema;
 mod validate;
+mod vet;
 
 #[cfg(test)]
 mod tests;

@@ -10,6 +10,7 @@ use super::locate::{find_skill, resolve_inside};
 use super::validate::{
     SkillFile, parse_file_path, validate_frontmatter, validate_skill_md_size, validate_support_size,
 };
+use super::vet::vet;
 use super::{Ctx, Failure, ManageOutcome, SkillAction, Step, success};
 
 /// Characters of the file shown back to the model when `old_string` is not found.
@@ -81,6 +82,7 @@ pub(super) fn patch(ctx: &Ctx, req: &PatchRequest) -> Step<ManageOutcome> {
         }
         SkillFile::Support(_) => validate_support_size(&updated, label)?,
     }
+    vet(name, label, &updated)?;
     atomic_write(&target, updated.as_bytes())?;
 
     let plural = if count > 1 { "s" } else { "" };

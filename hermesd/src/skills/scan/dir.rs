@@ -7,8 +7,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use super::Severity::{Critical, High, Medium};
-use super::rules::{STRUCTURAL, TRAVERSAL};
 use super::{Finding, ScanReport, Severity, scan_text};
+use crate::policy::threat::skill::{STRUCTURAL, TRAVERSAL};
 
 /// Files larger than this are not read; they are reported instead.
 const MAX_SCANNED_FILE: u64 = 1024 * 1024;

@@ -1,57 +1,42 @@
-//! Scans one text: every logical line goes once through a `RegexSet` of all rules; only the
-//! rules the set reports are run individually (for their checks). Invisible characters and
-//! HTML comments are separate passes.
+//! Scans one text with the skill rules: every logical line, folded to NFKC, goes once through
+//! the scanner's engine (one `RegexSet` of all rules); only the rules the set reports are run
+//! on their own, for their post-filters. Invisible characters and HTML comments are separate
+//! passes over the raw text.
 
 use std::sync::LazyLock;
 
-use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
-
+use super::super::engine::{Pattern, RuleSet};
+use super::super::fold::nfkc;
 use super::redact::redact;
 use super::rules::{self, Rule, STRUCTURAL};
 use super::text::{logical_lines, shorten};
 use super::{Finding, Severity, markup, unicode};
 
-/// NFA/DFA budget for the combined set (the default 10 MiB is too small for ~140 rules).
-const SET_SIZE_LIMIT: usize = 64 * 1024 * 1024;
-
 struct Compiled {
     rules: Vec<&'static Rule>,
-    set: RegexSet,
-    regexes: Vec<Regex>,
+    set: RuleSet,
 }
 
 fn build() -> Result<Compiled, String> {
     let rules: Vec<&'static Rule> = rules::all().collect();
-    let set = RegexSetBuilder::new(rules.iter().map(|r| r.pattern))
-        .case_insensitive(true)
-        .unicode(false)
-        .size_limit(SET_SIZE_LIMIT)
-        .dfa_size_limit(SET_SIZE_LIMIT)
-        .build()
-        .map_err(|e| format!("compile rule set: {e}"))?;
-    let regexes = rules
-        .iter()
-        .map(|r| {
-            RegexBuilder::new(r.pattern)
-                .case_insensitive(true)
-                .unicode(false)
-                .build()
-                .map_err(|e| format!("compile rule {}: {e}", r.id))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Compiled {
-        rules,
-        set,
-        regexes,
-    })
+    let set = RuleSet::build(rules.iter().map(|r| Pattern::plain(r.pattern)).collect())?;
+    Ok(Compiled { rules, set })
 }
 
 static COMPILED: LazyLock<Result<Compiled, String>> = LazyLock::new(build);
 
 /// Compiles all rules now instead of on the first scan (call once at daemon start-up);
-/// `Err` names the rule that failed (a bug: scans then report every skill as unsafe).
+/// `Err` says what failed (a bug: scans then report every skill as unsafe).
 pub fn precompile() -> Result<(), String> {
     COMPILED.as_ref().map(|_| ()).map_err(Clone::clone)
+}
+
+/// Whether every rule's own regex compiles too (for the tests).
+#[cfg(test)]
+pub(super) fn every_rule_compiles() -> bool {
+    COMPILED
+        .as_ref()
+        .is_ok_and(|compiled| compiled.set.all_compile())
 }
 
 fn finding(rule: &Rule, file: &str, line: usize, text: &str) -> Finding {
@@ -85,21 +70,24 @@ pub fn scan_text(file: &str, text: &str) -> Vec<Finding> {
     };
     let mut findings = Vec::new();
     for line in logical_lines(text) {
-        let bytes = line.text.as_bytes();
-        let hits = compiled.set.matches(bytes);
+        let normalised = nfkc(&line.text);
+        let bytes = normalised.as_bytes();
+        let hits = compiled.set.candidates(bytes);
         if !hits.matched_any() {
             continue;
         }
         for index in hits.iter() {
             let rule = compiled.rules[index];
-            let fires = match rule.check {
-                None => true,
-                Some(check) => compiled.regexes[index]
+            let fires = match (rule.check, compiled.set.regex(index)) {
+                (None, _) => true,
+                // Fail closed: a rule whose regex did not compile fires.
+                (Some(_), None) => true,
+                (Some(check), Some(regex)) => regex
                     .find_iter(bytes)
-                    .any(|m| check(&line.text, m.range())),
+                    .any(|m| check(&normalised, m.range())),
             };
             if fires {
-                findings.push(finding(rule, file, line.number, &line.text));
+                findings.push(finding(rule, file, line.number, &normalised));
             }
         }
     }

@@ -5,17 +5,12 @@
 use std::ops::Range;
 use std::sync::LazyLock;
 
-use regex::{Regex, RegexBuilder};
+use regex::Regex;
 
+pub(super) use super::super::engine::compile;
+pub(super) use super::secret_names::is_secret_name;
+use super::secret_names::{GENERIC_SEGMENTS, VENDOR_ALIASES, segments};
 use super::text::{after, before, is_table_row};
-
-/// Compiles a helper regex (case-insensitive); `None` only on a bug caught by the tests.
-pub(super) fn compile(pattern: &str) -> Option<Regex> {
-    RegexBuilder::new(pattern)
-        .case_insensitive(true)
-        .build()
-        .ok()
-}
 
 /// `Some(is_match)`, or `None` when the helper regex failed to compile.
 pub(super) fn found(regex: &LazyLock<Option<Regex>>, text: &str) -> Option<bool> {
@@ -39,118 +34,6 @@ static ENV_DUMP: LazyLock<Option<Regex>> = LazyLock::new(|| {
         r"(?:^|[;&|(`]|\$\()\s*(?:printenv|env)\s*(?:\||\)|$)|\bos\.environ\b\s*(?:\)|\.items\(\)|\.copy\(\)|\})|dict\(\s*os\.environ\s*\)|\bprocess\.env\s*\)|JSON\.stringify\(\s*process\.env",
     )
 });
-
-/// Name segments that mark a variable as holding a secret.
-const SECRET_SEGMENTS: &[&str] = &[
-    "key",
-    "apikey",
-    "token",
-    "secret",
-    "password",
-    "passwd",
-    "credential",
-    "credentials",
-    "pat",
-];
-/// Trailing segments that make a secret-looking name a path, URL, id… rather than a secret.
-const NOT_SECRET_SUFFIXES: &[&str] = &[
-    "path", "file", "dir", "url", "uri", "host", "endpoint", "name", "id", "env", "var", "header",
-    "type", "len", "length", "count", "limit", "prefix", "field", "format", "source",
-];
-/// Segments that say nothing about which service a secret belongs to.
-const GENERIC_SEGMENTS: &[&str] = &[
-    "key",
-    "apikey",
-    "api",
-    "token",
-    "secret",
-    "password",
-    "passwd",
-    "credential",
-    "credentials",
-    "access",
-    "auth",
-    "bot",
-    "personal",
-    "pat",
-    "app",
-    "client",
-    "private",
-    "bearer",
-    "my",
-    "the",
-    "user",
-    "service",
-    "account",
-    "oauth",
-    "refresh",
-    "id",
-    "default",
-    "prod",
-    "dev",
-    "v1",
-    "v2",
-    "db",
-    "database",
-    "admin",
-    "root",
-    "smtp",
-    "mail",
-    "email",
-    "webhook",
-    "signing",
-    "encryption",
-    "jwt",
-    "session",
-    "master",
-    "local",
-    "test",
-    "live",
-    "public",
-    "read",
-    "write",
-];
-/// Service names whose domains are spelled differently from their secrets.
-const VENDOR_ALIASES: &[(&str, &str)] = &[
-    ("hf", "huggingface"),
-    ("gh", "github"),
-    ("gl", "gitlab"),
-    ("aws", "amazonaws"),
-    ("gemini", "googleapis"),
-    ("google", "googleapis"),
-    ("cf", "cloudflare"),
-    ("tg", "telegram"),
-    ("claude", "anthropic"),
-    ("oai", "openai"),
-];
-
-/// Lower-cased name segments, split on `_` and camelCase boundaries.
-fn segments(name: &str) -> Vec<String> {
-    let mut parts = Vec::new();
-    for chunk in name.split('_').filter(|c| !c.is_empty()) {
-        let mut current = String::new();
-        let mut prev_lower = false;
-        for ch in chunk.chars() {
-            if ch.is_ascii_uppercase() && prev_lower && !current.is_empty() {
-                parts.push(std::mem::take(&mut current));
-            }
-            prev_lower = ch.is_ascii_lowercase() || ch.is_ascii_digit();
-            current.push(ch.to_ascii_lowercase());
-        }
-        parts.push(current);
-    }
-    parts
-}
-
-/// `GITHUB_TOKEN`, `apiKey`, `DB_PASSWORD` yes; `max_tokens`, `SSH_KEY_PATH`, `PWD` no.
-pub(super) fn is_secret_name(name: &str) -> bool {
-    let parts = segments(name);
-    let Some(last) = parts.last() else {
-        return false;
-    };
-    parts.iter().any(|p| SECRET_SEGMENTS.contains(&p.as_str()))
-        && !NOT_SECRET_SUFFIXES.contains(&last.as_str())
-}
 
 /// Secret-shaped `$VAR`s in `text` (and bare identifiers too when `identifiers`).
 fn secret_refs(text: &str, identifiers: bool) -> Vec<&str> {

@@ -28,12 +28,14 @@ pub(super) const PERSISTENCE: &str = "persistence";
 pub(super) const NETWORK: &str = "network";
 pub(super) const OBFUSCATION: &str = "obfuscation";
 pub(super) const EXECUTION: &str = "execution";
-pub(super) const TRAVERSAL: &str = "traversal";
+/// Category of findings about paths that leave the skill (symlinks, `../`).
+pub const TRAVERSAL: &str = "traversal";
 pub(super) const MINING: &str = "mining";
 pub(super) const SUPPLY_CHAIN: &str = "supply_chain";
 pub(super) const PRIVILEGE: &str = "privilege_escalation";
 pub(super) const CREDENTIALS: &str = "credential_exposure";
-pub(super) const STRUCTURAL: &str = "structural";
+/// Category of findings about the skill as a whole (sizes, binaries, file count).
+pub const STRUCTURAL: &str = "structural";
 
 /// A rule without post-filter.
 pub(super) const fn rule(

@@ -1,5 +1,6 @@
-//! ANSI / ECMA-48 escape-sequence stripping for command output (Python's
-//! `tools/ansi_strip.py`), so the model never sees terminal formatting.
+//! ANSI / ECMA-48 escape-sequence stripping (Python's `tools/ansi_strip.py`), the crate's one
+//! copy: `exec` strips command output so the model never sees terminal formatting, and the
+//! command rules strip a command before judging it, so escapes cannot hide a dangerous word.
 
 use std::borrow::Cow;
 use std::sync::LazyLock;

@@ -41,6 +41,7 @@ fn finding(id: &'static str, severity: Severity, file: &str, line: usize) -> Fin
 #[test]
 fn rules_compile() {
     precompile().unwrap();
+    assert!(super::engine::every_rule_compiles());
 }
 
 #[test]

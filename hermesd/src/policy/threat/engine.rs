@@ -1,0 +1,180 @@
+//! The one matching engine of the threat scanner: a table of rules compiled once into a
+//! `RegexSet`, so a text is read once whatever the number of rules, and each rule's own regex,
+//! compiled on first use, for the few rules the set reports.
+//!
+//! A rule whose set pattern is a superset (Hermes' bounded gaps run unbounded, see `patterns`)
+//! is confirmed by its exact pattern on a lazy DFA alone. A bounded gap can make that automaton
+//! need a new state at every byte of a text built for it (`curl curl curl …` with a secret
+//! name far away); then the search gives up after a few cache refills instead of falling back
+//! to a slower engine, and the rule counts as matching: the time stays linear, and a text made
+//! to defeat the check is refused, never let through.
+//!
+//! Everything is byte-oriented and ASCII (`\w`, `\s`, `\b` are ASCII, case folding is ASCII):
+//! the lazy DFA then stays small and fast on any input. Callers fold non-ASCII text first (see
+//! `fold`), so the ASCII classes still mean what Hermes' Unicode patterns mean.
+
+use std::sync::OnceLock;
+
+use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder, SetMatches};
+use regex_automata::{Input, hybrid::dfa::DFA, nfa::thompson, util::syntax};
+
+/// NFA/DFA budget of one compiled set (the default 10 MiB is too small for ~140 rules).
+const SET_SIZE_LIMIT: usize = 64 * 1024 * 1024;
+/// Budget of one rule's own regex (Hermes' bounded gaps, `[^\n]{0,2048}`, need a few MiB).
+const RULE_SIZE_LIMIT: usize = 32 * 1024 * 1024;
+/// State cache of one exact check's lazy DFA.
+const CHECK_CACHE: usize = 2 * 1024 * 1024;
+/// Cache refills an exact check may need before it gives up (and the rule counts as matching).
+const CHECK_REFILLS: usize = 3;
+
+/// One rule as the engine sees it: the pattern the set runs, and the pattern that decides.
+pub(crate) struct Pattern {
+    /// Run in the set: the rule itself, or a cheaper superset of it.
+    pub set: String,
+    /// When the set's pattern is only a superset: the exact pattern, run on the set's hits.
+    pub exact: Option<String>,
+}
+
+impl Pattern {
+    /// A rule the set runs as it is.
+    pub fn plain(pattern: &str) -> Self {
+        Self {
+            set: pattern.to_owned(),
+            exact: None,
+        }
+    }
+}
+
+/// A compiled rule table.
+pub(crate) struct RuleSet {
+    set: RegexSet,
+    rules: Vec<LazyRule>,
+}
+
+/// A rule's own pattern, compiled when first needed: as a regex (for match positions) or, to
+/// confirm a set hit, as a lazy DFA.
+struct LazyRule {
+    source: String,
+    /// Whether `source` is stricter than the set's pattern (a set hit must be confirmed).
+    confirm: bool,
+    regex: OnceLock<Option<Regex>>,
+    check: OnceLock<Option<DFA>>,
+}
+
+impl LazyRule {
+    fn regex(&self) -> Option<&Regex> {
+        self.regex
+            .get_or_init(|| compile_rule(&self.source))
+            .as_ref()
+    }
+
+    /// Whether the exact pattern matches somewhere in `haystack`; `true` when it failed to
+    /// compile or the search gave up (fail closed).
+    fn confirms(&self, haystack: &[u8]) -> bool {
+        let check = self.check.get_or_init(|| compile_check(&self.source));
+        let Some(dfa) = check else {
+            return true;
+        };
+        let mut cache = dfa.create_cache();
+        match dfa.try_search_fwd(&mut cache, &Input::new(haystack).earliest(true)) {
+            Ok(found) => found.is_some(),
+            Err(error) => {
+                tracing::warn!(%error, "threat rule check gave up; counted as a match");
+                true
+            }
+        }
+    }
+}
+
+fn compile_check(pattern: &str) -> Option<DFA> {
+    DFA::builder()
+        .configure(
+            DFA::config()
+                .cache_capacity(CHECK_CACHE)
+                .minimum_cache_clear_count(Some(CHECK_REFILLS)),
+        )
+        .syntax(
+            syntax::Config::new()
+                .case_insensitive(true)
+                .unicode(false)
+                .utf8(false),
+        )
+        .thompson(thompson::Config::new().utf8(false))
+        .build(pattern)
+        .inspect_err(|error| tracing::error!(%error, "threat rule check failed to compile"))
+        .ok()
+}
+
+fn compile_rule(pattern: &str) -> Option<Regex> {
+    RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .unicode(false)
+        .size_limit(RULE_SIZE_LIMIT)
+        .build()
+        .inspect_err(|error| tracing::error!(%error, "threat rule failed to compile"))
+        .ok()
+}
+
+impl RuleSet {
+    /// Compiles `patterns` (in order; indexes stay the table's). `Err` names what failed.
+    pub fn build(patterns: Vec<Pattern>) -> Result<Self, String> {
+        let set = RegexSetBuilder::new(patterns.iter().map(|p| p.set.as_str()))
+            .case_insensitive(true)
+            .unicode(false)
+            .size_limit(SET_SIZE_LIMIT)
+            .dfa_size_limit(SET_SIZE_LIMIT)
+            .build()
+            .map_err(|e| format!("compile rule set: {e}"))?;
+        let rules = patterns
+            .into_iter()
+            .map(|p| LazyRule {
+                confirm: p.exact.is_some(),
+                source: p.exact.unwrap_or(p.set),
+                regex: OnceLock::new(),
+                check: OnceLock::new(),
+            })
+            .collect();
+        Ok(Self { set, rules })
+    }
+
+    /// Which rules' set patterns match somewhere in `haystack` (one pass).
+    pub fn candidates(&self, haystack: &[u8]) -> SetMatches {
+        self.set.matches(haystack)
+    }
+
+    /// The indexes of the rules that match `haystack`: the set's hits, each confirmed by the
+    /// rule's exact pattern where the set ran a superset. A rule whose regex failed to compile
+    /// counts as matching (fail closed).
+    pub fn matching(&self, haystack: &[u8]) -> Vec<usize> {
+        let hits = self.candidates(haystack);
+        hits.iter()
+            .filter(|&index| {
+                let rule = &self.rules[index];
+                !rule.confirm || rule.confirms(haystack)
+            })
+            .collect()
+    }
+
+    /// Rule `index`'s own regex (its exact pattern), for callers that need match positions;
+    /// `None` when it failed to compile.
+    pub fn regex(&self, index: usize) -> Option<&Regex> {
+        self.rules.get(index)?.regex()
+    }
+
+    /// Whether every rule's own regex, and every check, compiles (for the tests).
+    #[cfg(test)]
+    pub fn all_compile(&self) -> bool {
+        self.rules.iter().all(|rule| {
+            rule.regex().is_some() && (!rule.confirm || compile_check(&rule.source).is_some())
+        })
+    }
+}
+
+/// Compiles a helper regex over text (case-insensitive, Unicode); `None` only on a bug the
+/// tests catch. The rules' post-filters, redaction and HTML-comment reading use it.
+pub(crate) fn compile(pattern: &str) -> Option<regex::Regex> {
+    regex::RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .build()
+        .ok()
+}
