@@ -1,14 +1,17 @@
 //! The one policy layer: every rule on what the agent may run, read, write and embed in a prompt
 //! lives here, and every tool asks here. `command` judges shell commands (Hermes' dangerous and
 //! hardline rules); `threat` scans untrusted text before it is embedded in a prompt.
+//! `secrets` masks the daemon's keys and Hermes' key shapes in tool output and in the log.
 
 pub mod command;
+pub mod secrets;
 pub mod threat;
 
 pub use command::{
     Danger, OVERWRITE_KEY, PARSER_LIMIT_KEY, PATTERNS_UNAVAILABLE_KEY, SECRET_READ_KEY,
     detect_dangerous, detect_dangerous_in, detect_hardline, detect_sudo_stdin_guess,
 };
+pub use secrets::{SecretMasker, StreamMasker};
 pub use threat::{
     INVISIBLE_CHARS, MAX_SCAN_CHARS, SCANNER_UNAVAILABLE, ThreatScope, blocked_notice,
     first_threat_message, scan_context_text, scan_for_threats, threat_pattern_ids,
