@@ -62,6 +62,11 @@ pub trait Tool: Send + Sync {
     fn max_result_chars(&self) -> Option<usize> {
         Some(100_000)
     }
+    /// Whether results are the content of files (secrets in them are masked with a marker that
+    /// cannot be written back as a key, as Hermes masks `read_file` output).
+    fn shows_file_content(&self) -> bool {
+        false
+    }
     /// Polling calls (waiting on a process) repeat by design and never trip the loop guard.
     fn is_polling(&self, _args: &Value) -> bool {
         false

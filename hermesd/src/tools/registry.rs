@@ -6,7 +6,13 @@ use std::{sync::Arc, time::Instant};
 use serde_json::{Value, json};
 
 use super::{Concurrency, Tool, ToolContext, ToolError, ToolServices, coerce, spill};
-use crate::llm::{ToolCall, ToolSchema};
+use crate::{
+    llm::{ToolCall, ToolSchema},
+    policy::secrets::Style,
+};
+
+/// Characters of a call's arguments and result in its debug log lines.
+const LOGGED_RESULT_CHARS: usize = 2_000;
 
 /// How long an interrupted call gets to wind down before it is abandoned.
 const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
@@ -208,6 +214,13 @@ impl Toolbox {
     /// Run one call. Never fails: every problem is a JSON error for the model.
     pub async fn dispatch(&self, call: &ToolCall, ctx: &ToolContext) -> ToolOutcome {
         let started = Instant::now();
+        // As the model wrote them: the log writer masks what the model echoes.
+        tracing::debug!(
+            tool = %call.name,
+            call_id = %call.id,
+            arguments = %preview(&call.arguments, LOGGED_RESULT_CHARS),
+            "tool call"
+        );
         let result = self.run(call, ctx).await;
         let (value, ok) = match result {
             Ok(value) => {
@@ -217,13 +230,30 @@ impl Toolbox {
             }
             Err(e) => (json!({ "error": e.to_string() }), false),
         };
+        // The one place results are masked: the model, the transcript, the spill file and
+        // the client's summary all get the masked text.
+        let mut value = value;
+        let tool = self.get(&call.name);
+        let style = if tool.is_some_and(|t| t.shows_file_content()) {
+            Style::FileContent
+        } else {
+            Style::Display
+        };
+        ctx.services.masker().mask_json(&mut value, style);
         let summary = summarize(&value, ok);
         let text = match value {
             Value::String(s) => s,
             other => other.to_string(),
         };
-        let limit = self
-            .get(&call.name)
+        tracing::debug!(
+            tool = %call.name,
+            call_id = %call.id,
+            ok,
+            chars = text.len(),
+            result = %preview(&text, LOGGED_RESULT_CHARS),
+            "tool result"
+        );
+        let limit = tool
             .and_then(|t| t.max_result_chars())
             .unwrap_or(usize::MAX);
         // Writing a large result to disk happens on the blocking pool.
@@ -277,6 +307,14 @@ impl Toolbox {
                     .unwrap_or(Err(ToolError::Interrupted))
             }
         }
+    }
+}
+
+/// The first `max` characters of `text`, with `…` when there was more.
+fn preview(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &text[..end]).into(),
+        None => text.into(),
     }
 }
 
