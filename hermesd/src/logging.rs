@@ -135,9 +135,16 @@ mod tests {
     #[test]
     fn written_lines_pass_through_the_filter_in_force() {
         let mut out = Vec::new();
-        FilteredWriter(&mut out).write_all(b"plain hunter22\n").unwrap();
+        FilteredWriter(&mut out)
+            .write_all(b"plain hunter22\n")
+            .unwrap();
         set_filter(Arc::new(Hide));
-        FilteredWriter(&mut out).write_all(b"password hunter22\n").unwrap();
-        assert_eq!(String::from_utf8(out).unwrap(), "plain hunter22\npassword ***\n");
+        FilteredWriter(&mut out)
+            .write_all(b"password hunter22\n")
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "plain hunter22\npassword ***\n"
+        );
     }
 }

@@ -53,7 +53,10 @@ impl std::fmt::Debug for SecretMasker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SecretMasker")
             .field("enabled", &self.enabled)
-            .field("values", &self.literals.as_ref().map_or(0, |l| l.texts.len()))
+            .field(
+                "values",
+                &self.literals.as_ref().map_or(0, |l| l.texts.len()),
+            )
             .finish()
     }
 }
@@ -114,7 +117,9 @@ impl SecretMasker {
             }
         };
         if enabled && !shapes::available() {
-            tracing::error!("the key-shape patterns did not compile; only configured values are masked");
+            tracing::error!(
+                "the key-shape patterns did not compile; only configured values are masked"
+            );
         }
         Self { enabled, literals }
     }

@@ -170,7 +170,10 @@ mod tests {
         assert_eq!(stream.push("o"), "");
         assert_eq!(stream.finish(), "two");
         let mut off = Arc::new(SecretMasker::disabled()).stream();
-        assert_eq!(off.push("zzcanaryvalue123 partial"), "zzcanaryvalue123 partial");
+        assert_eq!(
+            off.push("zzcanaryvalue123 partial"),
+            "zzcanaryvalue123 partial"
+        );
     }
 
     #[test]

@@ -27,15 +27,27 @@ const SHAPES: &[(&str, &str, &str)] = &[
         "github...wxyz",
         "«redacted:github_pat_…»",
     ),
-    ("xoxb-1234567890-abcdefghijkl", "xoxb-1...ijkl", "«redacted:xox…»"),
-    ("xapp-1-A0123456789-abcdefghij", "xapp-1...ghij", "«redacted:xapp-…»"),
+    (
+        "xoxb-1234567890-abcdefghijkl",
+        "xoxb-1...ijkl",
+        "«redacted:xox…»",
+    ),
+    (
+        "xapp-1-A0123456789-abcdefghij",
+        "xapp-1...ghij",
+        "«redacted:xapp-…»",
+    ),
     (
         "AIzaSyA1234567890abcdefghijklmnopqrstuv",
         "AIzaSy...stuv",
         "«redacted:AIza…»",
     ),
     ("AKIAIOSFODNN7EXAMPLE", "AKIAIO...MPLE", "«redacted:AKIA…»"),
-    ("hf_abcdefghijklmnopqrstu", "hf_abc...rstu", "«redacted:hf_…»"),
+    (
+        "hf_abcdefghijklmnopqrstu",
+        "hf_abc...rstu",
+        "«redacted:hf_…»",
+    ),
     (
         "SG.abcdefghijklmnop.qrstuvwxyz",
         "SG.abc...mnop.qrstuvwxyz",
@@ -46,9 +58,17 @@ const SHAPES: &[(&str, &str, &str)] = &[
         "gAAAAA...yz==",
         "«redacted:gAAAA…»",
     ),
-    ("sk_live_abcdefghij0123", "sk_liv...0123", "«redacted:sk_live_…»"),
+    (
+        "sk_live_abcdefghij0123",
+        "sk_liv...0123",
+        "«redacted:sk_live_…»",
+    ),
     ("sk_abcdefghijklmnop_x", "sk_abc...op_x", "«redacted:sk_…»"),
-    ("(sk-abcdefghijklmnop)", "(sk-abc...mnop)", "(«redacted:sk-…»)"),
+    (
+        "(sk-abcdefghijklmnop)",
+        "(sk-abc...mnop)",
+        "(«redacted:sk-…»)",
+    ),
     (
         "url=https://x/?k=sk-abcdefghijklmnopqr&z=1",
         "url=https://x/?k=sk-abc...opqr&z=1",
@@ -153,7 +173,10 @@ fn configured_values_of_eight_characters_or_more_are_masked_anywhere() {
         "a=***; key sk-can...cdef; pw seven77; /usr/bin"
     );
     assert_eq!(
-        masker.mask_as("zzcanaryvalue123 sk-canary-0123456789abcdef", Style::FileContent),
+        masker.mask_as(
+            "zzcanaryvalue123 sk-canary-0123456789abcdef",
+            Style::FileContent
+        ),
         "«redacted-secret» «redacted:sk-…»"
     );
     // Inside JSON text, the escaped form is found too.
@@ -192,10 +215,22 @@ fn the_setting_reads_as_hermes_reads_it() {
     let tree = |yaml: &str| -> serde_yaml::Value { serde_yaml::from_str(yaml).unwrap() };
     let none = Env::default();
     assert!(redact_setting(&tree("{}"), &none));
-    assert!(!redact_setting(&tree("security: {redact_secrets: false}"), &none));
-    assert!(!redact_setting(&tree("security: {redact_secrets: 'off'}"), &none));
-    assert!(redact_setting(&tree("security: {redact_secrets: 'Yes'}"), &none));
+    assert!(!redact_setting(
+        &tree("security: {redact_secrets: false}"),
+        &none
+    ));
+    assert!(!redact_setting(
+        &tree("security: {redact_secrets: 'off'}"),
+        &none
+    ));
+    assert!(redact_setting(
+        &tree("security: {redact_secrets: 'Yes'}"),
+        &none
+    ));
     let off = Env::from_pairs([("HERMES_REDACT_SECRETS", "false")]);
     assert!(!redact_setting(&tree("{}"), &off));
-    assert!(redact_setting(&tree("security: {redact_secrets: true}"), &off));
+    assert!(redact_setting(
+        &tree("security: {redact_secrets: true}"),
+        &off
+    ));
 }
