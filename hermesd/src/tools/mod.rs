@@ -1,5 +1,6 @@
 //! Tools the model can call: the `Tool` trait, the context a call runs in, the registry and
-//! toolsets, argument coercion, result spilling, and the rules for running calls in parallel.
+//! toolsets, argument coercion, result masking and spilling, and the rules for running calls in
+//! parallel.
 
 mod clarify;
 mod coerce;
@@ -8,6 +9,7 @@ mod cronjob_tool;
 mod file_tools;
 pub mod files;
 mod memory_tool;
+mod outcome;
 mod parallel;
 pub mod patch;
 mod patch_tool;
@@ -27,8 +29,9 @@ pub use context::{
     TodoItem, ToolContext, ToolServices, ToolSettings, TurnPort,
 };
 pub use cronjob_tool::CRONJOB_ACTIONS;
+pub use outcome::ToolOutcome;
 pub use parallel::{Concurrency, MAX_PARALLEL, plan_batch};
-pub use registry::{Registry, ToolOutcome, Toolbox, ToolsetSelection};
+pub use registry::{Registry, Toolbox, ToolsetSelection};
 pub use spill::{spill_dir, spill_dir_name, spill_root};
 
 /// Why a tool call failed; the text goes back to the model as `{"error": …}`.

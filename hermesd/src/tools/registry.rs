@@ -5,11 +5,10 @@ use std::{sync::Arc, time::Instant};
 
 use serde_json::{Value, json};
 
-use super::{Concurrency, Tool, ToolContext, ToolError, ToolServices, coerce, spill};
-use crate::{
-    llm::{ToolCall, ToolSchema},
-    policy::secrets::Style,
+use super::{
+    Concurrency, Tool, ToolContext, ToolError, ToolOutcome, ToolServices, coerce, outcome, spill,
 };
+use crate::llm::{ToolCall, ToolSchema};
 
 /// Characters of a call's arguments and result in its debug log lines.
 const LOGGED_RESULT_CHARS: usize = 2_000;
@@ -123,17 +122,6 @@ fn to_schema(tool: &dyn Tool) -> ToolSchema {
     }
 }
 
-/// The result of one dispatched call, ready to become a `tool` message.
-#[derive(Debug, Clone)]
-pub struct ToolOutcome {
-    /// JSON text the model reads.
-    pub content: String,
-    pub ok: bool,
-    /// One line for progress displays.
-    pub summary: String,
-    pub duration_ms: u64,
-}
-
 /// The tools of one session, with their schemas in request order.
 #[derive(Clone)]
 pub struct Toolbox {
@@ -218,29 +206,21 @@ impl Toolbox {
         tracing::debug!(
             tool = %call.name,
             call_id = %call.id,
-            arguments = %preview(&call.arguments, LOGGED_RESULT_CHARS),
+            arguments = %outcome::preview(&call.arguments, LOGGED_RESULT_CHARS),
             "tool call"
         );
         let result = self.run(call, ctx).await;
         let (value, ok) = match result {
             Ok(value) => {
                 // A call cut short by an interrupt did not do its job, whatever it returned.
-                let ok = !is_error_result(&value) && !ctx.cancel.is_cancelled();
+                let ok = !outcome::is_error_result(&value) && !ctx.cancel.is_cancelled();
                 (value, ok)
             }
             Err(e) => (json!({ "error": e.to_string() }), false),
         };
-        // The one place results are masked: the model, the transcript, the spill file and
-        // the client's summary all get the masked text.
-        let mut value = value;
         let tool = self.get(&call.name);
-        let style = if tool.is_some_and(|t| t.shows_file_content()) {
-            Style::FileContent
-        } else {
-            Style::Display
-        };
-        ctx.services.masker().mask_json(&mut value, style);
-        let summary = summarize(&value, ok);
+        let value = outcome::masked(value, tool.map(|t| t.as_ref()), ctx);
+        let summary = outcome::summarize(&value, ok);
         let text = match value {
             Value::String(s) => s,
             other => other.to_string(),
@@ -250,7 +230,7 @@ impl Toolbox {
             call_id = %call.id,
             ok,
             chars = text.len(),
-            result = %preview(&text, LOGGED_RESULT_CHARS),
+            result = %outcome::preview(&text, LOGGED_RESULT_CHARS),
             "tool result"
         );
         let limit = tool
@@ -308,48 +288,4 @@ impl Toolbox {
             }
         }
     }
-}
-
-/// The first `max` characters of `text`, with `…` when there was more.
-fn preview(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    match text.char_indices().nth(max) {
-        Some((end, _)) => format!("{}…", &text[..end]).into(),
-        None => text.into(),
-    }
-}
-
-/// A result object that reports an error (`error` set, or `success: false`).
-fn is_error_result(value: &Value) -> bool {
-    let error_set = value
-        .get("error")
-        .is_some_and(|e| !e.is_null() && e.as_str() != Some(""));
-    let failed = value.get("success") == Some(&Value::Bool(false));
-    error_set || failed
-}
-
-fn summarize(value: &Value, ok: bool) -> String {
-    let text = if ok {
-        match value {
-            Value::String(s) => s.clone(),
-            Value::Object(map) => map
-                .get("summary")
-                .or_else(|| map.get("output"))
-                .or_else(|| map.get("content"))
-                .and_then(Value::as_str)
-                .map_or_else(|| "ok".to_string(), str::to_string),
-            _ => "ok".to_string(),
-        }
-    } else {
-        value
-            .get("error")
-            .and_then(Value::as_str)
-            .unwrap_or("failed")
-            .to_string()
-    };
-    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let mut short: String = line.chars().take(120).collect();
-    if line.chars().count() > 120 {
-        short.push('…');
-    }
-    short
 }
