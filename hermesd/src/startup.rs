@@ -127,6 +127,8 @@ pub fn main(args: Args) -> ExitCode {
         Ok(guard) => guard,
         Err(message) => return fail(EXIT_CONFIG, message),
     };
+    // Masked from the first line on (the daemon's state installs the same masker again).
+    logging::set_filter(Arc::new(crate::policy::SecretMasker::from_config(config)));
     for notice in &config.notices {
         tracing::info!("{notice}");
     }

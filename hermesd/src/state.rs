@@ -16,6 +16,7 @@ use crate::{
     agent::TurnRunner,
     config::{Config, ConfigError, FlagOverrides, SharedConfig},
     cron::{self, Cron, ops::CronRequests},
+    policy::SecretMasker,
     store::Store,
 };
 
@@ -59,6 +60,7 @@ impl DaemonState {
             Arc::new(cron_ops),
         ));
         tool_services.apply_config(&config.settings);
+        install_masker(&tool_services, &config);
         let shutdown = CancellationToken::new();
         let config = Arc::new(SharedConfig::new(config));
         let runner = Arc::new(TurnRunner::new(
@@ -113,6 +115,7 @@ impl DaemonState {
             notices.push("daemon.socket changes take effect when hermesd restarts".into());
         }
         self.runner.tool_services.apply_config(&config.settings);
+        install_masker(&self.runner.tool_services, &config);
         self.cron.control.apply(config.settings.cron.clone());
         self.config.set(config);
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -125,4 +128,17 @@ impl DaemonState {
         tracing::info!("configuration reloaded");
         Ok(notices)
     }
+}
+
+/// Put the secret masker of `config` (its environment's keys, `security.redact_secrets`) in
+/// force for tool results, output events and the log.
+fn install_masker(services: &crate::tools::ToolServices, config: &Config) {
+    let masker = Arc::new(SecretMasker::from_config(config));
+    if !masker.is_enabled() {
+        tracing::warn!(
+            "security.redact_secrets is off: keys in tool output reach the model, clients and the log"
+        );
+    }
+    services.set_masker(Arc::clone(&masker));
+    crate::logging::set_filter(masker);
 }

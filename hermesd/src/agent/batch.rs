@@ -102,6 +102,8 @@ impl Turn {
             };
             tally.tool_time += waited.elapsed();
             let call = &calls[index];
+            // What the call's output stream held back goes out before its ToolFinished.
+            self.port.finish_output(&call.id);
             if let Verdict::Warn(warning) = &verdicts[index] {
                 outcome.content = annotate(&outcome.content, "_loop_warning", warning);
             }

@@ -1,8 +1,8 @@
-//! The turn as tools see it ([`TurnPort`]): progress output becomes events; approvals and
-//! questions go to the attached interactive clients and wait for the first answer, the timeout
-//! (a deny), or an interrupt.
+//! The turn as tools see it ([`TurnPort`]): progress output becomes events, masked of secrets
+//! as it streams ([`OutputStreams`]); approvals and questions go to the attached interactive
+//! clients and wait for the first answer, the timeout (a deny), or an interrupt.
 
-use std::time::Duration;
+use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use async_trait::async_trait;
 use hermes_proto::pb::{self, session_event::Kind};
@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::hub::{Answer, TurnHandle};
 use crate::{
     ids,
+    policy::{SecretMasker, StreamMasker},
     store::{Store, StoreError},
     tools::{ApprovalDecision, ApprovalRequest, TurnPort},
 };
@@ -36,6 +37,41 @@ pub struct LivePort {
     pub store: Store,
     pub policy: ApprovalPolicy,
     pub cancel: CancellationToken,
+    /// The secret masker of the turn's progress output (and of the commands it asks about).
+    pub output: OutputStreams,
+}
+
+/// The progress output of the turn's calls on its way to clients: each call's chunks pass
+/// through its own stream masker, so a secret split between two chunks is masked whole.
+pub struct OutputStreams {
+    masker: Arc<SecretMasker>,
+    calls: std::sync::Mutex<HashMap<String, StreamMasker>>,
+}
+
+impl OutputStreams {
+    pub fn new(masker: Arc<SecretMasker>) -> Self {
+        Self {
+            masker,
+            calls: std::sync::Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// What of `chunk` (with what call `call_id` held back) can be shown now, masked.
+    fn push(&self, call_id: &str, chunk: &str) -> String {
+        let Ok(mut calls) = self.calls.lock() else {
+            return String::new();
+        };
+        calls
+            .entry(call_id.to_string())
+            .or_insert_with(|| self.masker.stream())
+            .push(chunk)
+    }
+
+    /// The masked rest of call `call_id`'s output, once the call is over.
+    fn finish(&self, call_id: &str) -> String {
+        let stream = self.calls.lock().ok().and_then(|mut c| c.remove(call_id));
+        stream.map(|mut s| s.finish()).unwrap_or_default()
+    }
 }
 
 enum Waited {
@@ -78,6 +114,25 @@ impl LivePort {
         }
     }
 
+    /// Call `call_id` is over: show what its output stream still held.
+    pub fn finish_output(&self, call_id: &str) {
+        let rest = self.output.finish(call_id);
+        self.emit_output(call_id, rest);
+    }
+
+    fn emit_output(&self, call_id: &str, chunk: String) {
+        if chunk.is_empty() {
+            return;
+        }
+        self.live.emit_transient(
+            &self.turn_id,
+            Kind::ToolOutput(pb::ToolOutput {
+                call_id: call_id.to_string(),
+                chunk,
+            }),
+        );
+    }
+
     async fn emit(&self, kind: Kind) {
         if let Err(e) = self.live.emit_durable(&self.turn_id, kind).await {
             tracing::warn!(error = %e, "cannot store an approval event");
@@ -116,13 +171,8 @@ pub fn stored_allowlist(conn: &rusqlite::Connection) -> Result<Vec<String>, Stor
 #[async_trait]
 impl TurnPort for LivePort {
     fn tool_output(&self, call_id: &str, chunk: &str) {
-        self.live.emit_transient(
-            &self.turn_id,
-            Kind::ToolOutput(pb::ToolOutput {
-                call_id: call_id.to_string(),
-                chunk: chunk.to_string(),
-            }),
-        );
+        let shown = self.output.push(call_id, chunk);
+        self.emit_output(call_id, shown);
     }
 
     async fn approve(&self, request: ApprovalRequest) -> ApprovalDecision {
@@ -153,7 +203,8 @@ impl TurnPort for LivePort {
         let answer = self.live.ask(&id);
         self.emit(Kind::ApprovalRequested(pb::ApprovalRequested {
             id: id.clone(),
-            command: request.command.clone(),
+            // Shown masked, as Hermes shows it; the command runs as written.
+            command: self.output.masker.mask(&request.command).into_owned(),
             reason: request.reason.clone(),
             choices: ["once", "session", "always", "deny"]
                 .map(String::from)

@@ -364,6 +364,7 @@ async fn run(
             allowlist,
         },
         cancel: cancel.clone(),
+        output: port::OutputStreams::new(state.tool_services.masker()),
     });
     let tool_settings = Arc::new(ToolSettings {
         terminal_timeout: settings.terminal_timeout,

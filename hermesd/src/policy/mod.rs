@@ -2,10 +2,12 @@
 //! lives here, and every tool asks here. `command` judges shell commands (Hermes' dangerous and
 //! hardline rules); `threat` scans untrusted text before it is embedded in a prompt.
 //! `ansi` strips terminal escapes, for command output and for commands judged here.
+//! `secrets` masks the daemon's keys and Hermes' key shapes in tool output and in the log.
 
 pub mod ansi;
 pub mod command;
 pub mod paths;
+pub mod secrets;
 pub mod threat;
 
 pub use ansi::strip_ansi;
@@ -15,6 +17,7 @@ pub use command::{
     SECRET_READ_KEY, Verdict, detect_dangerous, detect_dangerous_in, detect_hardline,
     detect_sudo_stdin_guess,
 };
+pub use secrets::{SecretMasker, StreamMasker};
 pub use threat::{
     Finding as ThreatFinding, INVISIBLE_CHARS, SCANNER_UNAVAILABLE, ThreatScanner, ThreatScope,
     blocked_notice, first_threat_message, scan_context_text, scan_for_threats, threat_pattern_ids,

@@ -11,6 +11,7 @@ use crate::{
     config::{Settings, settings::SkillsSection},
     exec::{LoginEnv, ProcessRegistry, RegistryConfig, capture_login_env},
     memory::MemorySettings,
+    policy::SecretMasker,
     skills::SkillsLibrary,
     store::Store,
 };
@@ -150,6 +151,8 @@ pub struct ToolServices {
     pub skills: SkillsLibrary,
     /// Cron as the `cronjob` tool reaches it.
     pub cron: Arc<dyn CronHandle>,
+    /// What masks secrets in every result and output event; replaced on each reload.
+    masker: std::sync::RwLock<Arc<SecretMasker>>,
 }
 
 impl std::fmt::Debug for ToolServices {
@@ -176,6 +179,23 @@ impl ToolServices {
             skills_settings: std::sync::RwLock::new(Arc::default()),
             skills: SkillsLibrary::default(),
             cron,
+            masker: std::sync::RwLock::new(Arc::default()),
+        }
+    }
+
+    /// Put `masker` in force for the calls that start from now on (start and reload).
+    pub fn set_masker(&self, masker: Arc<SecretMasker>) {
+        match self.masker.write() {
+            Ok(mut slot) => *slot = masker,
+            Err(poisoned) => *poisoned.into_inner() = masker,
+        }
+    }
+
+    /// The secret masker in force.
+    pub fn masker(&self) -> Arc<SecretMasker> {
+        match self.masker.read() {
+            Ok(slot) => Arc::clone(&slot),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
         }
     }
 

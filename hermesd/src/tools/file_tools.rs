@@ -33,6 +33,9 @@ impl Tool for ReadFileTool {
     fn name(&self) -> &'static str {
         "read_file"
     }
+    fn shows_file_content(&self) -> bool {
+        true
+    }
     fn toolset(&self) -> &'static str {
         "file"
     }
@@ -108,6 +111,9 @@ impl Drop for CancelOnDrop {
 impl Tool for SearchFilesTool {
     fn name(&self) -> &'static str {
         "search_files"
+    }
+    fn shows_file_content(&self) -> bool {
+        true
     }
     fn toolset(&self) -> &'static str {
         "file"

@@ -1,5 +1,6 @@
 //! Tools the model can call: the `Tool` trait, the context a call runs in, the registry and
-//! toolsets, argument coercion, result spilling, and the rules for running calls in parallel.
+//! toolsets, argument coercion, result masking and spilling, and the rules for running calls in
+//! parallel.
 
 mod clarify;
 mod coerce;
@@ -8,6 +9,7 @@ mod cronjob_tool;
 mod file_tools;
 pub mod files;
 mod memory_tool;
+mod outcome;
 mod parallel;
 pub mod patch;
 mod patch_tool;
@@ -27,8 +29,9 @@ pub use context::{
     TodoItem, ToolContext, ToolServices, ToolSettings, TurnPort,
 };
 pub use cronjob_tool::CRONJOB_ACTIONS;
+pub use outcome::ToolOutcome;
 pub use parallel::{Concurrency, MAX_PARALLEL, plan_batch};
-pub use registry::{Registry, ToolOutcome, Toolbox, ToolsetSelection};
+pub use registry::{Registry, Toolbox, ToolsetSelection};
 pub use spill::{spill_dir, spill_dir_name, spill_root};
 
 /// Why a tool call failed; the text goes back to the model as `{"error": …}`.
@@ -61,6 +64,11 @@ pub trait Tool: Send + Sync {
     /// Results longer than this many characters are spilled to a file; `None` never spills.
     fn max_result_chars(&self) -> Option<usize> {
         Some(100_000)
+    }
+    /// Whether results are the content of files (secrets in them are masked with a marker that
+    /// cannot be written back as a key, as Hermes masks `read_file` output).
+    fn shows_file_content(&self) -> bool {
+        false
     }
     /// Polling calls (waiting on a process) repeat by design and never trip the loop guard.
     fn is_polling(&self, _args: &Value) -> bool {

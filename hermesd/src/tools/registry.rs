@@ -5,9 +5,14 @@ use std::{sync::Arc, time::Instant};
 
 use serde_json::{Value, json};
 
-use super::{Concurrency, Tool, ToolContext, ToolError, ToolServices, coerce, spill};
+use super::{
+    Concurrency, Tool, ToolContext, ToolError, ToolOutcome, ToolServices, coerce, outcome, spill,
+};
 pub use crate::config::settings::ToolsetSelection;
 use crate::llm::{ToolCall, ToolSchema};
+
+/// Characters of a call's arguments and result in its debug log lines.
+const LOGGED_RESULT_CHARS: usize = 2_000;
 
 /// How long an interrupted call gets to wind down before it is abandoned.
 const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
@@ -82,17 +87,6 @@ fn to_schema(tool: &dyn Tool) -> ToolSchema {
             .cloned()
             .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
     }
-}
-
-/// The result of one dispatched call, ready to become a `tool` message.
-#[derive(Debug, Clone)]
-pub struct ToolOutcome {
-    /// JSON text the model reads.
-    pub content: String,
-    pub ok: bool,
-    /// One line for progress displays.
-    pub summary: String,
-    pub duration_ms: u64,
 }
 
 /// The tools of one session, with their schemas in request order.
@@ -175,22 +169,38 @@ impl Toolbox {
     /// Run one call. Never fails: every problem is a JSON error for the model.
     pub async fn dispatch(&self, call: &ToolCall, ctx: &ToolContext) -> ToolOutcome {
         let started = Instant::now();
+        // As the model wrote them: the log writer masks what the model echoes.
+        tracing::debug!(
+            tool = %call.name,
+            call_id = %call.id,
+            arguments = %outcome::preview(&call.arguments, LOGGED_RESULT_CHARS),
+            "tool call"
+        );
         let result = self.run(call, ctx).await;
         let (value, ok) = match result {
             Ok(value) => {
                 // A call cut short by an interrupt did not do its job, whatever it returned.
-                let ok = !is_error_result(&value) && !ctx.cancel.is_cancelled();
+                let ok = !outcome::is_error_result(&value) && !ctx.cancel.is_cancelled();
                 (value, ok)
             }
             Err(e) => (json!({ "error": e.to_string() }), false),
         };
-        let summary = summarize(&value, ok);
+        let tool = self.get(&call.name);
+        let value = outcome::masked(value, tool.map(|t| t.as_ref()), ctx);
+        let summary = outcome::summarize(&value, ok);
         let text = match value {
             Value::String(s) => s,
             other => other.to_string(),
         };
-        let limit = self
-            .get(&call.name)
+        tracing::debug!(
+            tool = %call.name,
+            call_id = %call.id,
+            ok,
+            chars = text.len(),
+            result = %outcome::preview(&text, LOGGED_RESULT_CHARS),
+            "tool result"
+        );
+        let limit = tool
             .and_then(|t| t.max_result_chars())
             .unwrap_or(usize::MAX);
         // Writing a large result to disk happens on the blocking pool.
@@ -245,40 +255,4 @@ impl Toolbox {
             }
         }
     }
-}
-
-/// A result object that reports an error (`error` set, or `success: false`).
-fn is_error_result(value: &Value) -> bool {
-    let error_set = value
-        .get("error")
-        .is_some_and(|e| !e.is_null() && e.as_str() != Some(""));
-    let failed = value.get("success") == Some(&Value::Bool(false));
-    error_set || failed
-}
-
-fn summarize(value: &Value, ok: bool) -> String {
-    let text = if ok {
-        match value {
-            Value::String(s) => s.clone(),
-            Value::Object(map) => map
-                .get("summary")
-                .or_else(|| map.get("output"))
-                .or_else(|| map.get("content"))
-                .and_then(Value::as_str)
-                .map_or_else(|| "ok".to_string(), str::to_string),
-            _ => "ok".to_string(),
-        }
-    } else {
-        value
-            .get("error")
-            .and_then(Value::as_str)
-            .unwrap_or("failed")
-            .to_string()
-    };
-    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let mut short: String = line.chars().take(120).collect();
-    if line.chars().count() > 120 {
-        short.push('…');
-    }
-    short
 }

@@ -16,6 +16,7 @@ mod provider;
 pub mod read;
 mod retention;
 mod review;
+mod security;
 mod skills;
 mod terminal;
 mod toolsets;
@@ -34,6 +35,7 @@ pub use memory::MemorySection;
 pub use provider::{ApiMode, ProviderEntry};
 pub use retention::{SessionsSection, ToolResultsSection};
 pub use review::ReviewSection;
+pub use security::SecuritySection;
 pub use skills::SkillsSection;
 pub use terminal::{DEFAULT_MAX_BACKGROUND, TerminalSection};
 pub use toolsets::ToolsetSelection;
@@ -52,6 +54,7 @@ const MAPPINGS: &[&str] = &[
     "compression",
     "cron",
     "memory",
+    "security",
     "sessions",
     "skills",
     "terminal",
@@ -74,6 +77,7 @@ pub struct Settings {
     pub tool_results: ToolResultsSection,
     pub llm: LlmSection,
     pub auxiliary: AuxiliarySection,
+    pub security: SecuritySection,
 }
 
 impl Settings {
@@ -98,6 +102,7 @@ impl Settings {
             tool_results: ToolResultsSection::read(&mut r),
             llm: LlmSection::read(&mut r),
             auxiliary: AuxiliarySection::read(&mut r),
+            security: SecuritySection::read(&mut r, env),
             approvals,
             cron,
         };
