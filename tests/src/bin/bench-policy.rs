@@ -5,8 +5,14 @@
 //! Markdown table: median and p90 of RUNS scans each, after one warm-up scan (the first scan of
 //! a scope compiles its rules; that cost is its own row).
 //!
+//! Then single decisions: a path judged by `PathPolicy`, a command and a stdin write by
+//! `CommandPolicy` (target: under 20 µs median).
+//!
 //! `cargo run --release -p hermes-tests --bin bench-policy [-- RUNS]` (default 200).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench binary fails by panicking
+
+#[path = "bench_policy/decisions.rs"]
+mod decisions;
 
 use std::time::{Duration, Instant};
 
@@ -180,5 +186,9 @@ fn main() {
     print(
         &format!("Threat scanner (median and p90 of {runs} scans; fewer for the big rows)"),
         &rows,
+    );
+    print(
+        &format!("Policy decisions (median and p90 of {runs} decisions)"),
+        &decisions::rows(runs),
     );
 }
