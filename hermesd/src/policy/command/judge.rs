@@ -11,7 +11,8 @@ use super::normalize::{HomeFolds, normalize_with, parser_limit_exceeded};
 use super::protected::{Reach, SETTINGS_WRITE_KEY, reach};
 use super::stdin::{INTERPRETER_WRITE_KEY, complete_commands, runs_interpreter};
 use super::{
-    Danger, PARSER_LIMIT_KEY, detect_normalized, hardline_normalized, sudo_stdin_normalized,
+    Danger, PARSER_LIMIT_KEY, SECRET_READ_KEY, detect_normalized, hardline_normalized,
+    sudo_stdin_normalized,
 };
 use crate::policy::paths::PathPolicy;
 
@@ -173,7 +174,11 @@ impl CommandPolicy {
                 command: format!("{pending}{data}"),
             });
         }
-        for line in &complete {
+        // Each completed command, and all of them together: a hardline command cut at its own
+        // `;` (`:(){ :|:& };:`) is only whole in the joined text.
+        let joined = complete.concat();
+        let whole = (complete.len() > 1).then_some(&joined);
+        for line in complete.iter().chain(whole) {
             let line = line.trim_end_matches(['\n', ';']).trim();
             if line.is_empty() {
                 continue;
@@ -182,7 +187,11 @@ impl CommandPolicy {
             if let Some(refusal) = refusal {
                 return Verdict::Refuse(refusal);
             }
-            asks.extend(line_asks);
+            for line_ask in line_asks {
+                if asks.iter().all(|a| a.key != line_ask.key) {
+                    asks.push(line_ask);
+                }
+            }
         }
         let clearance = Clearance(Cleared::Stdin {
             pending: pending.to_string(),
@@ -230,10 +239,26 @@ impl CommandPolicy {
                 SETTINGS_WRITE_KEY,
                 &format!("writes {} (Hermes settings or credentials)", path.display()),
             )),
+            Some(Reach::Home(path)) => asks.push(ask(
+                SETTINGS_WRITE_KEY,
+                &format!(
+                    "may write, copy or archive {} (a Hermes home: settings, credentials and \
+                     records)",
+                    path.display()
+                ),
+            )),
+            Some(Reach::SecretRead(path)) => asks.push(ask(
+                SECRET_READ_KEY,
+                &format!("prints {} (credentials)", path.display()),
+            )),
+            Some(Reach::ConsentWrite { path, key, reason }) => {
+                asks.push(ask(key, &format!("writes {}: {reason}", path.display())));
+            }
             None => {}
         }
         if let Some(danger) = detect_normalized(&normalized)
             .or_else(|| super::extra::overwritten_existing_file(&normalized, cwd))
+            .filter(|danger| asks.iter().all(|a| a.key != danger.key))
         {
             asks.push(ask(danger.key, danger.description));
         }

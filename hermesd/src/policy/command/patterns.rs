@@ -195,16 +195,18 @@ pub(super) fn dangerous_rules() -> Vec<Rule> {
             "kill processes by regex (killall -r)",
         ),
         rule(FORK_BOMB, "fork bomb"),
+        // hermesd: also through `sudo`/`env`/`command`/`exec` after the pipe (Hermes: none).
         rule(
-            r"\b(curl|wget)\b.*\|\s*(?:[/\w]*/)?(?:ba)?sh(?:\s|\z|-c)",
+            r"\b(curl|wget)\b.*\|\s*(?:(?:sudo|env|command|exec)\s+(?:-\S+\s+)*)*(?:[/\w]*/)?(?:ba)?sh(?:\s|\z|-c)",
             "pipe remote content to shell",
         ),
         rule(
             r"\b(bash|sh|zsh|ksh)\s+<\s*<?\s*\(\s*(curl|wget)\b",
             "execute remote script via process substitution",
         ),
+        // hermesd: also quoted (`eval "$(curl …)"`) and process substitution (`source <(curl …)`).
         rule(
-            r"(?:\beval\b|\bsource\b|\.)\s*(?:\$\(\s*|`\s*)(?:curl|wget)\b",
+            r#"(?:\beval\b|\bsource\b|\.)\s*["']?(?:\$\(\s*|`\s*|<\(\s*)(?:curl|wget)\b"#,
             "execute remote content via command substitution",
         ),
         rule(
