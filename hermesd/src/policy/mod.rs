@@ -10,6 +10,9 @@ pub mod paths;
 pub mod secrets;
 pub mod threat;
 
+#[cfg(test)]
+mod corpus_tests;
+
 pub use ansi::strip_ansi;
 
 pub use command::{
