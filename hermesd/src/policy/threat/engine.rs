@@ -22,8 +22,10 @@ use regex_automata::{Input, hybrid::dfa::DFA, nfa::thompson, util::syntax};
 const SET_SIZE_LIMIT: usize = 64 * 1024 * 1024;
 /// Budget of one rule's own regex (Hermes' bounded gaps, `[^\n]{0,2048}`, need a few MiB).
 const RULE_SIZE_LIMIT: usize = 32 * 1024 * 1024;
-/// State cache of one exact check's lazy DFA.
-const CHECK_CACHE: usize = 2 * 1024 * 1024;
+/// State cache of one exact check's lazy DFA. Ordinary text needs a few hundred states; the
+/// check gives up after [`CHECK_REFILLS`] refills, a fixed cost (a few milliseconds) whatever
+/// the text's length.
+const CHECK_CACHE: usize = 512 * 1024;
 /// Cache refills an exact check may need before it gives up (and the rule counts as matching).
 const CHECK_REFILLS: usize = 3;
 

@@ -22,7 +22,9 @@ pub(crate) fn nfkc(text: &str) -> Cow<'_, str> {
     if text.is_ascii() {
         return Cow::Borrowed(text);
     }
-    match is_nfkc_quick(text.chars()) {
+    // ASCII is NFKC and starts no reordering: looking at the other characters settles it (a
+    // skipped ASCII character can only make the check more cautious, never wrongly `Yes`).
+    match is_nfkc_quick(text.chars().filter(|c| !c.is_ascii())) {
         IsNormalized::Yes => Cow::Borrowed(text),
         _ => Cow::Owned(text.nfkc().collect()),
     }
@@ -33,6 +35,17 @@ fn is_c0_separator(byte: u8) -> bool {
     (0x1c..=0x1f).contains(&byte)
 }
 
+/// The byte a non-ASCII character becomes.
+fn fold_char(c: char) -> u8 {
+    if c.is_whitespace() {
+        b' '
+    } else if c.is_alphanumeric() {
+        WORD
+    } else {
+        OTHER
+    }
+}
+
 /// The bytes Hermes' threat patterns are matched against (see the module comment).
 pub(crate) fn for_patterns(text: &str) -> Cow<'_, [u8]> {
     if text.is_ascii() && !text.bytes().any(is_c0_separator) {
@@ -40,14 +53,23 @@ pub(crate) fn for_patterns(text: &str) -> Cow<'_, [u8]> {
     }
     let normalised = nfkc(text);
     let mut out = Vec::with_capacity(normalised.len());
-    for c in normalised.chars() {
-        out.push(match c {
-            c if c.is_ascii() && is_c0_separator(c as u8) => b' ',
-            c if c.is_ascii() => c as u8,
-            c if c.is_whitespace() => b' ',
-            c if c.is_alphanumeric() => WORD,
-            _ => OTHER,
-        });
+    let mut rest: &str = &normalised;
+    while !rest.is_empty() {
+        // A run of ASCII is copied as it is (separators aside), then one other character folded.
+        let run = rest
+            .bytes()
+            .position(|b| !b.is_ascii())
+            .unwrap_or(rest.len());
+        out.extend(rest.as_bytes()[..run].iter().map(
+            |&b| {
+                if is_c0_separator(b) { b' ' } else { b }
+            },
+        ));
+        rest = &rest[run..];
+        if let Some(c) = rest.chars().next() {
+            out.push(fold_char(c));
+            rest = &rest[c.len_utf8()..];
+        }
     }
     Cow::Owned(out)
 }

@@ -10,18 +10,18 @@ pub const INVISIBLE_CHARS: [char; 17] = [
     '\u{feff}',
 ];
 
-/// Whether `c` is one of Hermes' invisible characters.
-pub(crate) fn is_hermes_invisible(c: char) -> bool {
-    matches!(c, '\u{200b}'..='\u{200d}' | '\u{202a}'..='\u{202e}' | '\u{2060}' | '\u{2062}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
-}
-
 /// Hermes' invisible characters present in `text`, each once, in code-point order.
 pub(crate) fn hermes_invisible_in(text: &str) -> Vec<char> {
     if text.is_ascii() {
         return Vec::new();
     }
     let mut seen = [false; INVISIBLE_CHARS.len()];
-    for c in text.chars().filter(|&c| is_hermes_invisible(c)) {
+    // Each of them is encoded with the lead byte E2 (U+2000–U+2FFF) or EF (U+FEFF); lead bytes
+    // never occur inside another character, so each hit starts a character.
+    for at in memchr::memchr2_iter(0xe2, 0xef, text.as_bytes()) {
+        let Some(c) = text.get(at..).and_then(|rest| rest.chars().next()) else {
+            continue;
+        };
         if let Some(slot) = INVISIBLE_CHARS.iter().position(|&i| i == c) {
             seen[slot] = true;
         }

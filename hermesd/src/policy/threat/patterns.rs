@@ -5,7 +5,8 @@
 //! backtracking. Compiled as they are, such bounds make the engine's automaton large and slow
 //! on adversarial text, so each scope's set runs them unbounded — a superset that reads the
 //! text once — and a rule the set reports is confirmed by its exact, bounded pattern (compiled
-//! on first use). Results equal Python's.
+//! on first use). Results equal Python's, except on text built to make that check give up (see
+//! `engine`), which counts as matching.
 
 use std::sync::LazyLock;
 
