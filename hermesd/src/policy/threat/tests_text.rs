@@ -143,16 +143,19 @@ fn bounded_gaps_keep_python_limits() {
 }
 
 #[test]
-fn text_built_against_a_bounded_gap_is_refused_in_fixed_time() {
+fn text_built_against_a_bounded_gap_is_refused() {
     // Thousands of overlapping starts make the exact check's automaton need a state at every
-    // byte: it gives up early and the pattern counts as matching (fail closed).
+    // byte: it gives up early and the pattern counts as matching (fail closed). Its time is
+    // bench-policy's "adversarial bounded gap" row, not an assertion here.
     let text = format!("{}{} $API_KEY", "curl ".repeat(20_000), "x".repeat(2_100));
-    let started = std::time::Instant::now();
     assert_eq!(scan_ids(&text, ThreatScope::Context), ["exfil_curl"]);
-    assert!(started.elapsed() < std::time::Duration::from_secs(5));
     // Many starts on lines of their own are ordinary text, checked exactly: the last line's
     // secret is too far from its `curl`.
-    let lines = format!("{}curl {} $API_KEY", "curl x\n".repeat(2_000), "x".repeat(2_100));
+    let lines = format!(
+        "{}curl {} $API_KEY",
+        "curl x\n".repeat(2_000),
+        "x".repeat(2_100)
+    );
     assert!(scan_ids(&lines, ThreatScope::Context).is_empty());
 }
 
