@@ -190,14 +190,13 @@ async fn streamed_output_is_masked_even_when_a_key_is_split_between_reads() {
 /// The log once it holds `needle` `count` times (the writer is a background thread).
 async fn log_with(home: &TestHome, needle: &str, count: usize) -> String {
     let path = home.path().join("logs").join("hermesd.log");
-    for _ in 0..200 {
+    let what = format!("the log holds {count} × {needle:?}");
+    hermes_tests::wait::until(&what, std::time::Duration::from_secs(10), || {
         let text = std::fs::read_to_string(&path).unwrap_or_default();
-        if text.matches(needle).count() >= count {
-            return text;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    panic!("the log never held {count} × {needle:?}");
+        let found = text.matches(needle).count() >= count;
+        async move { found.then_some(text) }
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread")]
