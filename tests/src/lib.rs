@@ -56,6 +56,19 @@ pub fn iso_in(seconds: i64) -> String {
         .to_string()
 }
 
+/// `lines` repeated in turn until the text is at least `bytes` long (each line as given: end it
+/// with `\n` to have lines), for tests and benches that need a large, ordinary text.
+pub fn cycled(lines: &[&str], bytes: usize) -> String {
+    let mut text = String::with_capacity(bytes + lines.iter().map(|l| l.len()).max().unwrap_or(0));
+    for line in lines.iter().cycle() {
+        if text.len() >= bytes || line.is_empty() {
+            break;
+        }
+        text.push_str(line);
+    }
+    text
+}
+
 /// About `tokens` tokens of prose carrying `marker` (~4 characters a token), for tests that
 /// need a conversation large enough to compress.
 pub fn bulk(marker: &str, tokens: usize) -> String {

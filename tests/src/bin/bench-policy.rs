@@ -33,13 +33,7 @@ fn benign(bytes: usize) -> String {
         "## Deploy\n\n1. `git pull` on the host, then `systemctl --user restart app`.\n",
         "Output the build log to `target/log.txt`; ignore warnings from generated code.\n",
     ];
-    let mut text = String::with_capacity(bytes + 128);
-    let mut i = 0;
-    while text.len() < bytes {
-        text.push_str(LINES[i % LINES.len()]);
-        i += 1;
-    }
-    text
+    hermes_tests::cycled(&LINES, bytes)
 }
 
 /// About `bytes` of non-ASCII notes: accents, an em dash, CJK and emoji on every line.

@@ -47,14 +47,9 @@ fn clean_output() -> String {
         "drwxr-xr-x  5 someone someone 4096 Jan  5 10:22 node_modules/.bin/task-runner",
         "VGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZw== base64 of prose, harmless",
     ];
-    let mut text = String::with_capacity(OUTPUT_BYTES + 200);
-    let mut i = 0;
-    while text.len() < OUTPUT_BYTES {
-        text.push_str(lines[i % lines.len()]);
-        text.push('\n');
-        i += 1;
-    }
-    text
+    let lines: Vec<String> = lines.iter().map(|l| format!("{l}\n")).collect();
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    hermes_tests::cycled(&lines, OUTPUT_BYTES)
 }
 
 /// The clean output with 20 configured values and 20 key shapes spread through it.
