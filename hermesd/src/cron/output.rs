@@ -7,8 +7,8 @@ use std::{
     path::{Path, PathBuf},
 };
 
+use crate::config::settings::Zone;
 use chrono::{DateTime, Utc};
-use chrono_tz::Tz;
 
 /// What one output file says.
 #[derive(Debug, Clone)]
@@ -20,7 +20,7 @@ pub struct RunReport<'a> {
     pub prompt: &'a str,
     pub session_id: &'a str,
     pub started: DateTime<Utc>,
-    pub zone: Tz,
+    pub zone: Zone,
     pub status: &'a str,
     pub answer: &'a str,
     pub error: Option<&'a str>,
@@ -75,7 +75,7 @@ pub fn render(report: &RunReport<'_>) -> String {
 pub fn write_text(
     home: &Path,
     job_id: &str,
-    started: DateTime<Tz>,
+    started: DateTime<Zone>,
     text: &str,
 ) -> Result<PathBuf, String> {
     let dir = home.join("cron").join("output").join(job_id);
@@ -126,7 +126,7 @@ mod tests {
             prompt: "Summarise",
             session_id: "s1",
             started: Utc.with_ymd_and_hms(2026, 12, 1, 8, 0, 0).unwrap(),
-            zone: chrono_tz::Europe::Berlin,
+            zone: crate::config::settings::parse_zone("Europe/Berlin").unwrap(),
             status,
             answer: "",
             error,

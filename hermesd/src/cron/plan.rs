@@ -2,8 +2,8 @@
 //! due next — from the lateness of its slots, its grace window and its missed-run policy. Pure:
 //! the scheduler applies the plan.
 
+use crate::config::settings::Zone;
 use chrono::{DateTime, TimeDelta, Utc};
-use chrono_tz::Tz;
 
 use super::schedule::Schedule;
 use crate::config::settings::CronSection;
@@ -77,7 +77,7 @@ pub fn whole_second(t: DateTime<Utc>) -> i64 {
 }
 
 /// The next slot strictly after `after` (epoch ms, whole seconds).
-pub fn next_slot(schedule: &Schedule, after: i64, tz: Tz, anchor: Option<i64>) -> Option<i64> {
+pub fn next_slot(schedule: &Schedule, after: i64, tz: Zone, anchor: Option<i64>) -> Option<i64> {
     schedule
         .next_after(at(after), tz, anchor.map(at))
         .map(whole_second)
@@ -85,7 +85,7 @@ pub fn next_slot(schedule: &Schedule, after: i64, tz: Tz, anchor: Option<i64>) -
 
 /// How late a slot may be and still run as scheduled: half the period, within 2 min .. 2 h
 /// (Hermes' rule); a one-shot gets 2 min.
-pub fn grace(schedule: &Schedule, slot: i64, tz: Tz) -> TimeDelta {
+pub fn grace(schedule: &Schedule, slot: i64, tz: Zone) -> TimeDelta {
     let period = match schedule {
         Schedule::Every { period } => i64::try_from(period.as_secs()).unwrap_or(i64::MAX),
         Schedule::Cron { .. } => next_slot(schedule, slot, tz, None)
@@ -99,7 +99,7 @@ pub fn grace(schedule: &Schedule, slot: i64, tz: Tz) -> TimeDelta {
 /// Plan a job whose slot `slot` is due at `now` (`slot <= now`).
 pub fn plan(
     schedule: &Schedule,
-    tz: Tz,
+    tz: Zone,
     anchor: Option<i64>,
     slot: i64,
     now: i64,

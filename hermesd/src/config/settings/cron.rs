@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use chrono_tz::Tz;
+use crate::config::settings::Zone;
 use serde_yaml::Value;
 
 use super::{
@@ -16,7 +16,7 @@ use super::{
 #[derive(Debug, Clone, PartialEq)]
 pub struct CronSection {
     /// `timezone` (Hermes' key), else `TZ`, else the system zone, else UTC.
-    pub timezone: Tz,
+    pub timezone: Zone,
     /// `cron.max_parallel_jobs`: runs at the same time (1 to 256, default 4; Python's default is
     /// unbounded, too much for a small machine).
     pub max_parallel: usize,
@@ -105,7 +105,7 @@ impl CronSection {
     }
 
     /// The zone of a job: its own (`--tz`) or the configured one.
-    pub fn zone_of(&self, job_zone: &str) -> Tz {
+    pub fn zone_of(&self, job_zone: &str) -> Zone {
         parse_zone(job_zone).unwrap_or(self.timezone)
     }
 }

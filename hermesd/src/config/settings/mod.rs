@@ -39,7 +39,7 @@ pub use security::SecuritySection;
 pub use skills::SkillsSection;
 pub use terminal::{DEFAULT_MAX_BACKGROUND, TerminalSection};
 pub use toolsets::ToolsetSelection;
-pub use zone::{ZONE_HINT, parse_zone};
+pub use zone::{ZONE_HINT, Zone, ZoneOffset, parse_zone};
 
 use hermes_proto::env::Env;
 use serde_yaml::Value;

@@ -1,14 +1,14 @@
 //! New jobs, edits and resumes: what is accepted, what is refused and with what words.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use crate::config::settings::Zone;
 use chrono::{TimeZone, Utc};
-use chrono_tz::Tz;
 
 use super::*;
 
 fn settings() -> CronSection {
     CronSection {
-        timezone: Tz::UTC,
+        timezone: Zone::utc(),
         ..CronSection::default()
     }
 }

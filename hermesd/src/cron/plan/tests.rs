@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use crate::config::settings::Zone;
 use chrono::{TimeZone, Utc};
-use chrono_tz::Tz;
 
 use super::*;
 
@@ -24,7 +24,7 @@ fn every(minutes: u64) -> Schedule {
 
 fn settings() -> CronSection {
     CronSection {
-        timezone: Tz::UTC,
+        timezone: Zone::utc(),
         ..CronSection::default()
     }
 }
@@ -37,7 +37,15 @@ fn plan_utc(
     now: i64,
     policy: MissedPolicy,
 ) -> Plan {
-    plan(schedule, Tz::UTC, anchor, slot, now, policy, &settings())
+    plan(
+        schedule,
+        Zone::utc(),
+        anchor,
+        slot,
+        now,
+        policy,
+        &settings(),
+    )
 }
 
 #[test]
@@ -118,7 +126,7 @@ fn all_runs_every_missed_slot_up_to_the_limit() {
     let mut s = settings();
     let p = plan(
         &every(60),
-        Tz::UTC,
+        Zone::utc(),
         Some(slot),
         slot,
         now,
@@ -130,7 +138,7 @@ fn all_runs_every_missed_slot_up_to_the_limit() {
     s.catch_up_limit = 2;
     let p = plan(
         &every(60),
-        Tz::UTC,
+        Zone::utc(),
         Some(slot),
         slot,
         now,

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::rc::Rc;
 
+use crate::config::settings::Zone;
 use chrono::{DateTime, Offset, TimeDelta, TimeZone, Utc};
-use chrono_tz::Tz;
 use croner::parser::{CronParser, Seconds, Year};
 use croner::{Cron, JobType};
 
@@ -262,7 +262,7 @@ fn any_day_exists(days: u64, months: u64) -> bool {
 }
 
 /// UTC offset in seconds of `tz` at `instant`.
-fn offset_at(tz: Tz, instant: DateTime<Utc>) -> i32 {
+fn offset_at(tz: Zone, instant: DateTime<Utc>) -> i32 {
     tz.offset_from_utc_datetime(&instant.naive_utc())
         .fix()
         .local_minus_utc()
@@ -270,7 +270,7 @@ fn offset_at(tz: Tz, instant: DateTime<Utc>) -> i32 {
 
 impl CompiledCron {
     /// The first fire time strictly after `after`, on the wall clock of `tz`.
-    pub(super) fn next_after(&self, after: DateTime<Utc>, tz: Tz) -> Option<DateTime<Utc>> {
+    pub(super) fn next_after(&self, after: DateTime<Utc>, tz: Zone) -> Option<DateTime<Utc>> {
         // croner keeps sub-second parts; searching from the whole second keeps results on :00.
         let after_second = DateTime::from_timestamp(after.timestamp(), 0)?;
         let mut start = after_second.with_timezone(&tz);
@@ -304,7 +304,7 @@ impl CompiledCron {
         &self,
         after: DateTime<Utc>,
         found: DateTime<Utc>,
-        tz: Tz,
+        tz: Zone,
     ) -> Option<DateTime<Utc>> {
         let probe = found.min(after.checked_add_signed(TimeDelta::hours(3))?);
         let offset_before = offset_at(tz, after);

@@ -18,8 +18,8 @@ mod tests_next;
 
 use std::time::Duration;
 
+use crate::config::settings::Zone;
 use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
-use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
 pub use self::parse::{parse, parse_tz};
@@ -90,7 +90,7 @@ impl Schedule {
     pub fn next_after(
         &self,
         after: DateTime<Utc>,
-        tz: Tz,
+        tz: Zone,
         anchor: Option<DateTime<Utc>>,
     ) -> Option<DateTime<Utc>> {
         match self {

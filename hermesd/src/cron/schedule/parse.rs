@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use crate::config::settings::Zone;
 use chrono::{DateTime, LocalResult, NaiveDate, NaiveDateTime, TimeDelta, TimeZone, Utc};
-use chrono_tz::Tz;
 
 use super::{Schedule, ScheduleError, cron_expr};
 use crate::config::settings::{ZONE_HINT, parse_zone};
@@ -25,7 +25,7 @@ const FORMS: &str = "use \"every 30m\" (recurring), \"30m\" or \"in 2h\" (once),
 ///   `@midnight`, `@hourly` → [`Schedule::Cron`].
 /// - ISO-8601 `2026-12-01T09:00[:SS]` (naive: wall time in `tz`), with `Z` or an offset
 ///   (`+02:00`), or a bare date (midnight in `tz`) → [`Schedule::Once`]; it must lie after `now`.
-pub fn parse(text: &str, now: DateTime<Utc>, tz: Tz) -> Result<Schedule, ScheduleError> {
+pub fn parse(text: &str, now: DateTime<Utc>, tz: Zone) -> Result<Schedule, ScheduleError> {
     let text = text.trim();
     if text.is_empty() {
         return Err(ScheduleError::Unrecognized(format!(
@@ -62,7 +62,7 @@ pub fn parse(text: &str, now: DateTime<Utc>, tz: Tz) -> Result<Schedule, Schedul
 }
 
 /// Parses an IANA time-zone name such as `Europe/Berlin` or `UTC`.
-pub fn parse_tz(name: &str) -> Result<Tz, ScheduleError> {
+pub fn parse_tz(name: &str) -> Result<Zone, ScheduleError> {
     parse_zone(name)
         .ok_or_else(|| ScheduleError::TimeZone(format!("unknown time zone {name:?}: {ZONE_HINT}")))
 }
@@ -148,7 +148,7 @@ pub const ONE_SHOT_GRACE: TimeDelta = TimeDelta::seconds(120);
 
 /// Parses an ISO-8601 date-time (naive → wall time in `tz`) that must lie after
 /// `now − ONE_SHOT_GRACE`.
-fn parse_iso(text: &str, now: DateTime<Utc>, tz: Tz) -> Result<DateTime<Utc>, ScheduleError> {
+fn parse_iso(text: &str, now: DateTime<Utc>, tz: Zone) -> Result<DateTime<Utc>, ScheduleError> {
     let example = now
         .checked_add_signed(TimeDelta::days(1))
         .unwrap_or(now)
@@ -169,7 +169,7 @@ fn parse_iso(text: &str, now: DateTime<Utc>, tz: Tz) -> Result<DateTime<Utc>, Sc
 }
 
 /// The instant an ISO text names; the error is a reason phrase.
-pub(super) fn parse_iso_instant(text: &str, tz: Tz) -> Result<DateTime<Utc>, String> {
+pub(super) fn parse_iso_instant(text: &str, tz: Zone) -> Result<DateTime<Utc>, String> {
     let mut owned = text.trim().to_owned();
     if owned.len() > 10 && owned.as_bytes()[10] == b' ' {
         owned.replace_range(10..11, "T");

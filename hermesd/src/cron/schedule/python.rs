@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use chrono_tz::Tz;
+use crate::config::settings::Zone;
 use serde_json::Value;
 
 use super::{MIN_INTERVAL, Schedule, ScheduleError, cron_expr, parse::parse_iso_instant};
@@ -63,7 +63,7 @@ pub fn from_python(value: &Value) -> Result<Schedule, ScheduleError> {
                 .get("run_at")
                 .and_then(Value::as_str)
                 .ok_or_else(|| stored("has no \"run_at\" string"))?;
-            let at = parse_iso_instant(run_at, Tz::UTC)
+            let at = parse_iso_instant(run_at, Zone::utc())
                 .map_err(|reason| stored(&format!("\"run_at\" {reason}")))?;
             Ok(Schedule::Once { at })
         }

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use crate::config::settings::Zone;
 use chrono::{DateTime, TimeZone, Utc};
-use chrono_tz::Tz;
 use serde_json::json;
 
 use super::{Schedule, ScheduleError, from_python, parse, parse_tz};
@@ -14,11 +14,11 @@ fn now() -> DateTime<Utc> {
 }
 
 fn ok(text: &str) -> Schedule {
-    parse(text, now(), Tz::UTC).unwrap_or_else(|e| panic!("{text:?} should parse: {e}"))
+    parse(text, now(), Zone::utc()).unwrap_or_else(|e| panic!("{text:?} should parse: {e}"))
 }
 
 fn err(text: &str) -> String {
-    match parse(text, now(), Tz::UTC) {
+    match parse(text, now(), Zone::utc()) {
         Ok(s) => panic!("{text:?} should be refused, got {s:?}"),
         Err(e) => e.to_string(),
     }
@@ -133,8 +133,8 @@ fn bad_cron_says_which_field_and_gives_an_example() {
 
 #[test]
 fn iso_times_use_the_job_time_zone_when_naive() {
-    let berlin: Tz = "Europe/Berlin".parse().unwrap();
-    let at = |text: &str, tz: Tz| match parse(text, now(), tz).unwrap() {
+    let berlin: Zone = crate::config::settings::parse_zone("Europe/Berlin").unwrap();
+    let at = |text: &str, tz: Zone| match parse(text, now(), tz).unwrap() {
         Schedule::Once { at } => at,
         other => panic!("{other:?}"),
     };
@@ -143,9 +143,9 @@ fn iso_times_use_the_job_time_zone_when_naive() {
     assert_eq!(at("2026-12-01 09:00:00", berlin), utc(8, 0));
     assert_eq!(at("2026-12-01T09:00:00Z", berlin), utc(9, 0));
     assert_eq!(at("2026-12-01T09:00:00+05:30", berlin), utc(3, 30));
-    assert_eq!(at("2026-12-01T09:00+05:30", Tz::UTC), utc(3, 30));
+    assert_eq!(at("2026-12-01T09:00+05:30", Zone::utc()), utc(3, 30));
     assert_eq!(
-        at("2026-12-01T09:00:00.250+00:00", Tz::UTC),
+        at("2026-12-01T09:00:00.250+00:00", Zone::utc()),
         utc(9, 0) + chrono::TimeDelta::milliseconds(250)
     );
     assert_eq!(
@@ -161,9 +161,9 @@ fn bad_iso_times_are_refused() {
     assert!(past.contains("example: \"2026-06-02T12:00\""), "{past}");
     assert!(err("2026-06-01T11:57:59Z").contains("in the past"));
     // Up to two minutes late is Hermes' one-shot grace: accepted, and it runs at once.
-    assert!(parse("2026-06-01T11:58:30Z", now(), Tz::UTC).is_ok());
+    assert!(parse("2026-06-01T11:58:30Z", now(), Zone::utc()).is_ok());
     assert!(err("2026-13-01T09:00").contains("is not a valid ISO-8601 time"));
-    let berlin: Tz = "Europe/Berlin".parse().unwrap();
+    let berlin: Zone = crate::config::settings::parse_zone("Europe/Berlin").unwrap();
     let gap = parse("2027-03-28T02:30", now(), berlin).unwrap_err();
     assert!(matches!(gap, ScheduleError::Time(_)));
     assert!(
@@ -186,9 +186,9 @@ fn unrecognised_text_lists_the_forms() {
 fn time_zones_are_iana_names() {
     assert_eq!(
         parse_tz("Europe/Berlin").unwrap(),
-        chrono_tz::Europe::Berlin
+        crate::config::settings::parse_zone("Europe/Berlin").unwrap()
     );
-    assert_eq!(parse_tz(" UTC ").unwrap(), Tz::UTC);
+    assert_eq!(parse_tz(" UTC ").unwrap(), Zone::utc());
     let e = parse_tz("Mars/Base").unwrap_err().to_string();
     assert!(
         e.contains("unknown time zone \"Mars/Base\"") && e.contains("America/New_York"),
