@@ -25,6 +25,11 @@ pub fn line(text: impl AsRef<str>) {
     print(&format!("{}\n", text.as_ref()));
 }
 
+/// Write one line on stderr (a warning beside the result, never part of it).
+pub fn warn(text: impl AsRef<str>) {
+    let _ = writeln!(std::io::stderr(), "{}", text.as_ref());
+}
+
 /// Write a JSON document, pretty-printed.
 pub fn json(value: &Value) {
     let text = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".into());

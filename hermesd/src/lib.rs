@@ -14,6 +14,7 @@ pub mod logging;
 pub mod maintenance;
 pub mod memory;
 pub mod policy;
+pub mod residency;
 pub mod server;
 pub mod skills;
 pub mod startup;

@@ -298,6 +298,26 @@ fn config_path_get_set_keep_comments_and_reload() {
             .json()["value"],
         7
     );
+
+    // A value the daemon cannot use: written, reloaded, and the notice said where it was typed
+    // (stderr in text mode, inside the document with --json).
+    let notice = "agent.max_turns: \"lots\" is not a whole number; using 90";
+    let bad = home.ctl(&["config", "set", "agent.max_turns", "lots"]);
+    assert!(
+        bad.ok().contains("reloaded it, with 1 notice"),
+        "{}",
+        bad.stdout()
+    );
+    assert!(bad.stderr().contains(notice), "{}", bad.stderr());
+    assert!(!bad.stdout().contains(notice), "{}", bad.stdout());
+    let bad = home
+        .ctl(&["config", "set", "agent.max_turns", "lots", "--json"])
+        .json();
+    assert_eq!(bad["notices"], serde_json::json!([notice]), "{bad}");
+    let good = home
+        .ctl(&["config", "set", "agent.max_turns", "12", "--json"])
+        .json();
+    assert_eq!(good["notices"], serde_json::json!([]), "{good}");
 }
 
 #[test]

@@ -55,7 +55,7 @@ async fn set(ctx: &Context, path: &Path, key: &str, raw: &str) -> Result<(), Cli
     let shown = render(&value);
     if ctx.json {
         let (reloaded, error) = match &reload {
-            Reload::Done => (true, None),
+            Reload::Done(_) => (true, None),
             Reload::NotRunning => (false, None),
             Reload::Refused(e) => (false, Some(e.clone())),
         };
@@ -65,10 +65,12 @@ async fn set(ctx: &Context, path: &Path, key: &str, raw: &str) -> Result<(), Cli
             "path": path.display().to_string(),
             "reloaded": reloaded,
             "reload_error": error,
+            "notices": reload.notices(),
         }));
     } else {
         let after = reload.describe();
         output::line(format!("{key} = {shown} in {}; {after}", path.display()));
+        reload.warn_notices();
     }
     match reload {
         Reload::Refused(e) => Err(CliError::new(format!("the file was written, but {e}"))),
@@ -77,16 +79,37 @@ async fn set(ctx: &Context, path: &Path, key: &str, raw: &str) -> Result<(), Cli
 }
 
 pub enum Reload {
-    Done,
+    /// Reloaded, with the notices of settings that were not usable (each kept at its default).
+    Done(Vec<String>),
     NotRunning,
     Refused(String),
 }
 
 impl Reload {
+    /// The reload's notices (none unless it was done).
+    pub fn notices(&self) -> &[String] {
+        match self {
+            Self::Done(notices) => notices,
+            _ => &[],
+        }
+    }
+
+    /// Each notice on stderr, so a bad value is seen where it was typed.
+    pub fn warn_notices(&self) {
+        for notice in self.notices() {
+            output::warn(format!("hermesd: {notice}"));
+        }
+    }
+
     /// What happened, as the end of a sentence about an edit.
     pub fn describe(&self) -> String {
         match self {
-            Self::Done => "hermesd reloaded it".into(),
+            Self::Done(notices) if !notices.is_empty() => format!(
+                "hermesd reloaded it, with {} notice{}",
+                notices.len(),
+                if notices.len() == 1 { "" } else { "s" }
+            ),
+            Self::Done(_) => "hermesd reloaded it".into(),
             Self::NotRunning => "hermesd is not running; it applies at the next start".into(),
             Self::Refused(e) => format!("hermesd did not reload: {e}"),
         }
@@ -104,7 +127,7 @@ pub async fn reload_running(ctx: &Context) -> Reload {
         .reload_config(pb::ReloadConfigRequest {})
         .await
     {
-        Ok(_) => Reload::Done,
+        Ok(reply) => Reload::Done(reply.into_inner().notices),
         Err(status) => Reload::Refused(status.message().to_string()),
     }
 }

@@ -194,13 +194,14 @@ async fn set(
     };
     if ctx.json {
         output::json(&json!({"model": shown, "path": path.display().to_string(),
-            "reloaded": matches!(reload, Reload::Done)}));
+            "reloaded": matches!(reload, Reload::Done(_)), "notices": reload.notices()}));
     } else {
         let after = reload.describe();
         output::line(format!(
             "model set to {shown} in {}; {after}",
             path.display()
         ));
+        reload.warn_notices();
     }
     if let Reload::Refused(e) = reload {
         return Err(CliError::new(format!("the file was written, but {e}")));

@@ -2,7 +2,10 @@
 //! its own task — a client that goes away never cancels it — one turn at a time per session.
 
 use super::TurnRunner;
-use std::{path::PathBuf, sync::Arc};
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+};
 
 use tokio::task::JoinHandle;
 
@@ -18,6 +21,7 @@ use crate::{
     hub::LiveSession,
     ids,
     llm::{self, Chain},
+    policy::paths::PathPolicy,
     store::{self, Lineage, NewSession, SessionRow, StoreError},
     tools::ToolSettings,
 };
@@ -270,18 +274,16 @@ async fn steered_outcome(
     })
 }
 
-fn session_cwd(session: &SessionRow, settings: &TurnSettings) -> PathBuf {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let expand = |p: &str| match (p.strip_prefix('~'), &home) {
-        (Some(rest), Some(home)) => home.join(rest.trim_start_matches('/')),
-        _ => PathBuf::from(p),
-    };
+/// The session's working directory: its own, else `terminal.cwd`, else the user's home (`~`
+/// expanded from the daemon's homes, as the file tools expand it), else `/`.
+fn session_cwd(session: &SessionRow, settings: &TurnSettings, paths: &PathPolicy) -> PathBuf {
+    let home = paths.user_home();
     [session.cwd.as_str(), settings.default_cwd.as_str()]
         .iter()
         .filter(|p| !p.is_empty() && **p != ".")
-        .map(|p| expand(p))
+        .map(|p| paths.expand(p))
         .find(|p| p.is_absolute() && p.is_dir())
-        .or(home)
+        .or_else(|| home.map(Path::to_path_buf))
         .unwrap_or_else(|| PathBuf::from("/"))
 }
 
@@ -328,7 +330,7 @@ async fn run(
     };
     let tool_names = toolbox.names();
     let session_skills = Arc::new(toolbox.session_skills(&session.source));
-    let cwd = session_cwd(&session, &settings);
+    let cwd = session_cwd(&session, &settings, &state.tool_services.paths);
     let model = chain
         .endpoints
         .first()

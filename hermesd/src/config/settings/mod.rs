@@ -81,8 +81,8 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Read every section of `tree`; `env` supplies `HERMES_CRON_TIMEOUT`. The notices say what
-    /// was not usable and what is used instead.
+    /// Read every section of `tree`; `env` supplies `HERMES_CRON_TIMEOUT`, `HOME` and
+    /// `HERMES_REDACT_SECRETS`. The notices say what was not usable and what is used instead.
     pub fn read(tree: &Value, env: &Env) -> (Self, Vec<String>) {
         let mut r = Reader::new(tree);
         for key in MAPPINGS {
@@ -97,7 +97,7 @@ impl Settings {
             compression: CompressionSection::read(&mut r),
             review: ReviewSection::read(&mut r),
             memory: MemorySection::read(&mut r),
-            skills: SkillsSection::read(&mut r),
+            skills: SkillsSection::read(&mut r, env.get("HOME")),
             sessions: SessionsSection::read(&mut r),
             tool_results: ToolResultsSection::read(&mut r),
             llm: LlmSection::read(&mut r),

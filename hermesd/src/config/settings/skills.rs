@@ -20,7 +20,8 @@ pub struct SkillsSection {
 }
 
 impl SkillsSection {
-    pub fn read(r: &mut Reader<'_>) -> Self {
+    /// `user_home` (the environment's `HOME`) expands `~` in `skills.external_dirs`.
+    pub fn read(r: &mut Reader<'_>, user_home: Option<&str>) -> Self {
         const PLATFORMS: &str = "skills.platform_disabled";
         let mut platform_disabled = HashMap::new();
         match r.get(PLATFORMS) {
@@ -38,7 +39,7 @@ impl SkillsSection {
             external_dirs: r
                 .list("skills.external_dirs", &[])
                 .iter()
-                .map(|d| expand_home(d))
+                .map(|d| expand_home(d, user_home))
                 .collect(),
             disabled: r.list("skills.disabled", &[]),
             platform_disabled,
@@ -62,9 +63,9 @@ impl SkillsSection {
     }
 }
 
-/// `~/x` → `$HOME/x` (the daemon's own `HOME`).
-fn expand_home(path: &str) -> PathBuf {
-    match (path.strip_prefix('~'), std::env::var_os("HOME")) {
+/// `~/x` → `<user home>/x` (the `HOME` of the daemon's environment).
+fn expand_home(path: &str, user_home: Option<&str>) -> PathBuf {
+    match (path.strip_prefix('~'), user_home) {
         (Some(rest), Some(home)) => PathBuf::from(home).join(rest.trim_start_matches('/')),
         _ => PathBuf::from(path),
     }

@@ -79,6 +79,12 @@ impl PathPolicy {
         self.user_home.as_deref()
     }
 
+    /// `text` with `~`, `$HOME` and `$HERMES_HOME` expanded from the daemon's homes (never the
+    /// process environment), not yet made absolute or real.
+    pub fn expand(&self, text: &str) -> PathBuf {
+        expand(text, self.user_home.as_deref(), &self.home)
+    }
+
     /// The real path a tool reaches with `text` from `cwd`.
     pub fn resolve(&self, text: &str, cwd: &Path) -> PathBuf {
         let expanded = expand(text, self.user_home.as_deref(), &self.home);
