@@ -44,9 +44,16 @@ pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), Serv
         home = %state.home.dir.display(),
         "hermesd ready"
     );
-    // The login environment for `terminal` is captured once per start, off the start-up path.
+    // The login environment for `terminal` is captured once per start, off the start-up path;
+    // then start-up's pages go back to the system.
     let services = Arc::clone(&state.runner.tool_services);
-    tokio::spawn(async move { services.refresh_login_env().await });
+    tokio::spawn(async move {
+        services.refresh_login_env().await;
+        if let Ok(released) = tokio::task::spawn_blocking(residency::release_start_up_memory).await
+        {
+            tracing::debug!(?released, "start-up memory released");
+        }
+    });
     tokio::spawn(agent::evict_idle_sessions(Arc::clone(&state.runner)));
     tokio::spawn(maintenance::auto_prune(Arc::clone(&state.runner)));
     tokio::spawn(maintenance::merge_indexes(Arc::clone(&state.runner)));

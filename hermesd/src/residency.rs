@@ -1,34 +1,54 @@
-//! How much of the program stays resident while the daemon idles: its code and read-only data are
-//! mapped page by page as they run, instead of in the kernel's fault-around blocks (64 KiB by
-//! default). Start-up touches code spread over the whole binary, and fault-around then maps most
-//! of it: about 6 MiB of an 8 MiB text segment, where the daemon runs far less. This is advice
-//! only (`MADV_RANDOM`): no content or protection changes, and under memory pressure the kernel
-//! could drop those clean pages anyway.
-#![allow(unsafe_code)] // one `madvise` call; see the SAFETY note
+//! What of the daemon stays in memory once it has started: start-up runs code spread over the
+//! whole binary (configuration, migrations, the policy's rule compilers, the server's set-up),
+//! and the kernel maps it in 64 KiB fault-around blocks, so an idle daemon holds about 6 MiB of
+//! code of which it runs about 3 MiB again. Once serving, the daemon hands back the clean pages
+//! of its read-only file mappings (`MADV_PAGEOUT`: what it runs next is paged in again, as the
+//! kernel would do after reclaiming them under pressure) and the free memory of its heaps
+//! (`malloc_trim`).
+#![allow(unsafe_code)] // one `madvise` and one `malloc_trim` call; see the SAFETY notes
 
 use std::{ffi::c_void, ptr::NonNull};
 
 use nix::sys::mman::{MmapAdvise, madvise};
 
-/// Ask for on-demand mapping of every read-only, file-backed mapping of this process (its own
-/// code and constants, and the shared libraries'); returns how many bytes were advised.
-pub fn map_code_on_demand() -> usize {
-    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
-        return 0;
-    };
-    maps.lines()
-        .filter_map(read_only_file_mapping)
-        .filter(|&(start, length)| {
-            let Some(start) = NonNull::new(start as *mut c_void) else {
-                return false;
-            };
-            // SAFETY: the range is one whole mapping of this process, as the kernel lists it, and
-            // MADV_RANDOM only changes how the kernel pages it in: no content, protection or
-            // lifetime changes, so no reference into it is affected.
-            unsafe { madvise(start, length, MmapAdvise::MADV_RANDOM) }.is_ok()
+/// What [`release_start_up_memory`] gave back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Released {
+    /// Bytes of read-only file mappings advised out.
+    pub mapped_bytes: usize,
+    /// Whether the allocator returned memory to the system.
+    pub heap_trimmed: bool,
+}
+
+/// Give back start-up's pages: clean code and constants, and free heap memory. Advice only: a
+/// kernel without `MADV_PAGEOUT` (before 5.4) refuses it and nothing changes.
+pub fn release_start_up_memory() -> Released {
+    let mapped_bytes = std::fs::read_to_string("/proc/self/maps")
+        .map(|maps| {
+            maps.lines()
+                .filter_map(read_only_file_mapping)
+                .filter(|&(start, length)| page_out(start, length))
+                .map(|(_, length)| length)
+                .sum()
         })
-        .map(|(_, length)| length)
-        .sum()
+        .unwrap_or(0);
+    // SAFETY: malloc_trim only returns free memory of glibc's heaps to the kernel; it touches no
+    // live allocation and is safe to call from any thread at any time.
+    let heap_trimmed = unsafe { libc::malloc_trim(0) } == 1;
+    Released {
+        mapped_bytes,
+        heap_trimmed,
+    }
+}
+
+fn page_out(start: usize, length: usize) -> bool {
+    let Some(start) = NonNull::new(start as *mut c_void) else {
+        return false;
+    };
+    // SAFETY: the range is one whole read-only mapping of a file, as the kernel lists it for this
+    // process. Paging out clean file pages changes no content and no protection: the next access
+    // reads the same bytes from the page cache or the file, so no reference into it is affected.
+    unsafe { madvise(start, length, MmapAdvise::MADV_PAGEOUT) }.is_ok()
 }
 
 /// `(start, length)` of a `/proc/self/maps` line that maps a file without write access.
@@ -37,10 +57,8 @@ fn read_only_file_mapping(line: &str) -> Option<(usize, usize)> {
     let (range, perms) = (fields.next()?, fields.next()?);
     let inode = fields.nth(2)?;
     let path = fields.next()?;
-    if !perms.starts_with('r') || perms.as_bytes().get(1) != Some(&b'-') || inode == "0" {
-        return None;
-    }
-    if !path.starts_with('/') {
+    let writable = perms.as_bytes().get(1) != Some(&b'-');
+    if !perms.starts_with('r') || writable || inode == "0" || !path.starts_with('/') {
         return None;
     }
     let (start, end) = range.split_once('-')?;
@@ -65,13 +83,17 @@ mod tests {
             "7f0000000000-7f0000100000 rw-p 00000000 00:00 0",
             "7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0 [stack]",
             "7ffd00100000-7ffd00102000 r-xp 00000000 00:00 0 [vdso]",
+            "7ffd00100000-7ffd00102000 ---p 00000000 fd:01 1234 /usr/lib/libc.so.6",
         ] {
             assert_eq!(read_only_file_mapping(other), None, "{other}");
         }
     }
 
     #[test]
-    fn this_process_has_code_to_advise() {
-        assert!(map_code_on_demand() > 0);
+    fn code_paged_out_still_runs() {
+        let released = release_start_up_memory();
+        assert!(released.mapped_bytes > 0, "{released:?}");
+        // What was paged out is paged in again on use.
+        assert_eq!(format!("{:?}", Some(1 + 1)), "Some(2)");
     }
 }

@@ -105,8 +105,6 @@ fn ensure_private_dir(dir: &Path) -> Result<(), String> {
 
 /// Run the daemon to completion.
 pub fn main(args: Args) -> ExitCode {
-    // Before the configuration, the store and the runtime touch their code.
-    crate::residency::map_code_on_demand();
     let prepared = match prepare(&args) {
         Ok(prepared) => prepared,
         Err(message) => return fail(EXIT_CONFIG, message),
