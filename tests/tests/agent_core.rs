@@ -112,7 +112,7 @@ fn kinds(events: &[pb::SessionEvent]) -> Vec<&'static str> {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_tool_call_is_stored_before_it_runs_and_every_step_is_an_event_in_order() {
+async fn every_step_of_a_tool_turn_is_an_event_in_order() {
     let server = FakeLlm::start(vec![
         Reply::tool_call(
             "todo",

@@ -236,12 +236,16 @@ impl Turn {
             };
             let stored = self.store_assistant(&completion, &calls)?;
             let mut commit_wait = std::time::Duration::ZERO;
-            if !calls.is_empty() {
+            if self.toolbox.any_effects(&calls) {
                 // The calls are durable before any of them runs: a crash or power loss while a
-                // tool works leaves the request that started it, never a tool without a cause.
+                // tool works leaves the request that started it, never an effect without a cause.
                 let waiting = std::time::Instant::now();
                 stored.wait().await?;
                 commit_wait = waiting.elapsed();
+            } else {
+                // Reads (or no call) change nothing before the commit completes; a failed
+                // commit still ends the turn, at the next write or at its end.
+                self.track(stored);
             }
             messages.push(ChatMessage {
                 role: Some(Role::Assistant),

@@ -33,6 +33,9 @@ impl Tool for ReadFileTool {
     fn name(&self) -> &'static str {
         "read_file"
     }
+    fn has_effects(&self, _args: &Value) -> bool {
+        false
+    }
     fn shows_file_content(&self) -> bool {
         true
     }
@@ -111,6 +114,9 @@ impl Drop for CancelOnDrop {
 impl Tool for SearchFilesTool {
     fn name(&self) -> &'static str {
         "search_files"
+    }
+    fn has_effects(&self, _args: &Value) -> bool {
+        false
     }
     fn shows_file_content(&self) -> bool {
         true

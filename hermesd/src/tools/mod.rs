@@ -61,6 +61,13 @@ pub trait Tool: Send + Sync {
     fn concurrency(&self, _args: &Value) -> Concurrency {
         Concurrency::Sequential
     }
+    /// Whether the call may change anything beyond this session's state in the daemon: files,
+    /// processes, memory, skills, jobs, the store, the user's attention. Such a call runs only once
+    /// the request for it is stored, so a crash while it works leaves its cause on record; a call
+    /// without effects (a read) may run while that commit completes.
+    fn has_effects(&self, _args: &Value) -> bool {
+        true
+    }
     /// Results longer than this many characters are spilled to a file; `None` never spills.
     fn max_result_chars(&self) -> Option<usize> {
         Some(100_000)

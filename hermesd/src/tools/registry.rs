@@ -159,6 +159,17 @@ impl Toolbox {
     }
 
     /// Whether the loop guard should ignore repeats of this call.
+    /// Whether any of `calls` may have effects (see [`Tool::has_effects`]); an unknown tool or
+    /// arguments that do not parse count as effects.
+    pub fn any_effects(&self, calls: &[ToolCall]) -> bool {
+        calls.iter().any(
+            |call| match (self.get(&call.name), call.parsed_arguments()) {
+                (Some(tool), Ok(args)) => tool.has_effects(&args),
+                _ => true,
+            },
+        )
+    }
+
     pub fn is_polling(&self, call: &ToolCall) -> bool {
         match (self.get(&call.name), call.parsed_arguments()) {
             (Some(tool), Ok(args)) => tool.is_polling(&args),
@@ -254,5 +265,25 @@ impl Toolbox {
                     .unwrap_or(Err(ToolError::Interrupted))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    /// Only reads run before their request is stored; every other tool, and any new one by
+    /// default, waits for the commit.
+    #[test]
+    fn only_reads_are_without_effects() {
+        let pure: Vec<&str> = super::super::builtin_tools()
+            .iter()
+            .filter(|tool| !tool.has_effects(&json!({})))
+            .map(|tool| tool.name())
+            .collect();
+        assert_eq!(
+            pure,
+            ["read_file", "search_files", "todo", "session_search"]
+        );
     }
 }

@@ -23,6 +23,9 @@ impl Tool for SessionSearchTool {
     fn name(&self) -> &'static str {
         "session_search"
     }
+    fn has_effects(&self, _args: &Value) -> bool {
+        false
+    }
 
     fn toolset(&self) -> &'static str {
         "session_search"

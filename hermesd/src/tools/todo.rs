@@ -17,6 +17,10 @@ impl Tool for TodoTool {
     fn name(&self) -> &'static str {
         "todo"
     }
+    /// The list lives with the session in the daemon (Hermes keeps it in memory too).
+    fn has_effects(&self, _args: &Value) -> bool {
+        false
+    }
 
     fn toolset(&self) -> &'static str {
         "todo"
