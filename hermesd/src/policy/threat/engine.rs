@@ -7,7 +7,9 @@
 //! need a new state at every byte of a text built for it (`curl curl curl …` with a secret
 //! name far away); then the search gives up after a few cache refills instead of falling back
 //! to a slower engine, and the rule counts as matching: the time stays linear, and a text made
-//! to defeat the check is refused, never let through.
+//! to defeat the check is refused, never let through. In front of that check, a guard (`gap`)
+//! refuses a text whose gap is crowded by its anchors (dozens of `curl` within 2,048 characters
+//! of one line) after one cheap pass, without building the automaton at all.
 //!
 //! Everything is byte-oriented and ASCII (`\w`, `\s`, `\b` are ASCII, case folding is ASCII):
 //! the lazy DFA then stays small and fast on any input. Callers fold non-ASCII text first (see
