@@ -52,6 +52,17 @@ fn adversarial(bytes: usize) -> String {
     text
 }
 
+/// Groups of 31 `curl ` (one under the scanner's crowd limit of 32 a gap's width), each then
+/// 2,100 bytes from the next, on one line ending in a secret variable: no guard refuses it, and
+/// the exact check's automaton still needs a state at nearly every byte — it spends its fixed
+/// budget and fails closed (the residual cost of text built against a bounded gap).
+fn crowded_below_limit(bytes: usize) -> String {
+    let group = format!("{}{}", "curl ".repeat(31), "x".repeat(2_100));
+    let mut text = group.repeat(bytes / group.len() + 1);
+    text.push_str(" $API_KEY\n");
+    text
+}
+
 fn skill_md(bytes: usize, payload: bool) -> String {
     let mut text = String::from(
         "---\nname: bench-skill\ndescription: A large generated skill for the benchmark.\n---\n",
@@ -153,6 +164,13 @@ fn main() {
             "context scope, built against a bounded gap (`curl ` × 20,000; refused)",
             Context,
             &adversarial(KIB_100),
+            true,
+            runs.min(20),
+        ),
+        row(
+            "context scope, bounded gap, 31 `curl ` a group (under the crowd limit; refused)",
+            Context,
+            &crowded_below_limit(KIB_100),
             true,
             runs.min(20),
         ),

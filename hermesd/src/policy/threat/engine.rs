@@ -7,7 +7,9 @@
 //! need a new state at every byte of a text built for it (`curl curl curl …` with a secret
 //! name far away); then the search gives up after a few cache refills instead of falling back
 //! to a slower engine, and the rule counts as matching: the time stays linear, and a text made
-//! to defeat the check is refused, never let through.
+//! to defeat the check is refused, never let through. In front of that check, a guard (`gap`)
+//! refuses a text whose gap is crowded by its anchors (dozens of `curl` within 2,048 characters
+//! of one line) after one cheap pass, without building the automaton at all.
 //!
 //! Everything is byte-oriented and ASCII (`\w`, `\s`, `\b` are ASCII, case folding is ASCII):
 //! the lazy DFA then stays small and fast on any input. Callers fold non-ASCII text first (see
@@ -17,6 +19,8 @@ use std::sync::OnceLock;
 
 use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder, SetMatches};
 use regex_automata::{Input, hybrid::dfa::DFA, nfa::thompson, util::syntax};
+
+use super::gap::Gap;
 
 /// NFA/DFA budget of one compiled set (the default 10 MiB is too small for ~140 rules).
 const SET_SIZE_LIMIT: usize = 64 * 1024 * 1024;
@@ -61,6 +65,8 @@ struct LazyRule {
     confirm: bool,
     regex: OnceLock<Option<Regex>>,
     check: OnceLock<Option<DFA>>,
+    /// The guard in front of `check` (see `gap`).
+    gap: OnceLock<Option<Gap>>,
 }
 
 impl LazyRule {
@@ -71,8 +77,18 @@ impl LazyRule {
     }
 
     /// Whether the exact pattern matches somewhere in `haystack`; `true` when it failed to
-    /// compile or the search gave up (fail closed).
+    /// compile, its gap's anchors crowd (see `gap`) or the search gave up (fail closed).
     fn confirms(&self, haystack: &[u8]) -> bool {
+        let gap = self.gap.get_or_init(|| Gap::of(&self.source));
+        if gap.as_ref().is_some_and(|gap| gap.crowded(haystack)) {
+            tracing::warn!("threat rule's bounded gap crowded by its anchors; counted as a match");
+            return true;
+        }
+        self.check_confirms(haystack)
+    }
+
+    /// The exact check alone, on the lazy DFA with its fixed budget.
+    fn check_confirms(&self, haystack: &[u8]) -> bool {
         let check = self.check.get_or_init(|| compile_check(&self.source));
         let Some(dfa) = check else {
             return true;
@@ -134,6 +150,7 @@ impl RuleSet {
                 source: p.exact.unwrap_or(p.set),
                 regex: OnceLock::new(),
                 check: OnceLock::new(),
+                gap: OnceLock::new(),
             })
             .collect();
         Ok(Self { set, rules })
@@ -163,12 +180,23 @@ impl RuleSet {
         self.rules.get(index)?.regex()
     }
 
-    /// Whether every rule's own regex, and every check, compiles (for the tests).
+    /// Whether every rule's own regex, and every check and its gap's guard, compiles (for the
+    /// tests).
     #[cfg(test)]
     pub fn all_compile(&self) -> bool {
         self.rules.iter().all(|rule| {
-            rule.regex().is_some() && (!rule.confirm || compile_check(&rule.source).is_some())
+            rule.regex().is_some()
+                && (!rule.confirm
+                    || (compile_check(&rule.source).is_some() && Gap::of(&rule.source).is_some()))
         })
+    }
+
+    /// Rule `index`'s confirmation with the guard and without it (exact check alone), for the
+    /// tests comparing them.
+    #[cfg(test)]
+    pub fn confirmations(&self, index: usize, haystack: &[u8]) -> Option<(bool, bool)> {
+        let rule = self.rules.get(index)?;
+        Some((rule.confirms(haystack), rule.check_confirms(haystack)))
     }
 }
 

@@ -10,6 +10,7 @@
 
 use std::borrow::Cow;
 
+use unicode_normalization::char::canonical_combining_class;
 use unicode_normalization::{IsNormalized, UnicodeNormalization, is_nfkc_quick};
 
 /// What a non-ASCII letter or digit becomes.
@@ -46,32 +47,118 @@ fn fold_char(c: char) -> u8 {
     }
 }
 
-/// The bytes Hermes' threat patterns are matched against (see the module comment).
-pub(crate) fn for_patterns(text: &str) -> Cow<'_, [u8]> {
-    if text.is_ascii() && !text.bytes().any(is_c0_separator) {
-        return Cow::Borrowed(text.as_bytes());
-    }
-    let normalised = nfkc(text);
-    let mut out = Vec::with_capacity(normalised.len());
-    let mut rest: &str = &normalised;
-    while !rest.is_empty() {
-        // A run of ASCII is copied as it is (separators aside), then one other character folded.
-        let run = rest
-            .bytes()
-            .position(|b| !b.is_ascii())
-            .unwrap_or(rest.len());
-        out.extend(rest.as_bytes()[..run].iter().map(
-            |&b| {
-                if is_c0_separator(b) { b' ' } else { b }
-            },
-        ));
-        rest = &rest[run..];
-        if let Some(c) = rest.chars().next() {
-            out.push(fold_char(c));
-            rest = &rest[c.len_utf8()..];
+/// Marks a memoised character as a normalisation boundary (see [`Memo`]).
+const STABLE: u8 = 0x80;
+
+/// What each non-ASCII character met so far folds to, and whether it is a normalisation
+/// boundary: combining class 0 and NFKC quick check `Yes`, so NFKC leaves it as it is and never
+/// joins it with what comes before it (UAX #15, "stable code points"). NFKC then works segment
+/// by segment, each from one boundary to the next, and a boundary followed by another boundary
+/// (or ASCII, all boundaries) is copied without normalising anything. Direct-mapped: a clash
+/// only recomputes, so the memo can never change a result, only its cost.
+struct Memo {
+    keys: [u32; 256],
+    values: [u8; 256],
+}
+
+impl Memo {
+    fn new() -> Self {
+        // No non-ASCII character is U+0000, so 0 marks an empty slot.
+        Self {
+            keys: [0; 256],
+            values: [0; 256],
         }
     }
+
+    /// The folded byte of non-ASCII `c`, with [`STABLE`] set when it is a boundary.
+    fn info(&mut self, c: char) -> u8 {
+        let key = u32::from(c);
+        let slot = ((key ^ (key >> 8)) & 0xff) as usize;
+        if self.keys[slot] == key {
+            return self.values[slot];
+        }
+        let value = char_info(c);
+        self.keys[slot] = key;
+        self.values[slot] = value;
+        value
+    }
+
+    /// The folded byte of any character (ASCII as it is, the C0 separators a space).
+    fn byte(&mut self, c: char) -> u8 {
+        match u8::try_from(c) {
+            Ok(b) if b.is_ascii() => ascii_byte(b),
+            _ => self.info(c) & !STABLE,
+        }
+    }
+
+    /// Whether `c` starts a normalisation segment (ASCII always does).
+    fn is_boundary(&mut self, c: char) -> bool {
+        c.is_ascii() || self.info(c) & STABLE != 0
+    }
+}
+
+/// [`Memo::info`] computed: the folded byte, and [`STABLE`] for a boundary.
+fn char_info(c: char) -> u8 {
+    let stable =
+        canonical_combining_class(c) == 0 && is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes;
+    fold_char(c) | if stable { STABLE } else { 0 }
+}
+
+fn ascii_byte(b: u8) -> u8 {
+    if is_c0_separator(b) { b' ' } else { b }
+}
+
+/// The bytes Hermes' threat patterns are matched against (see the module comment): the same
+/// bytes as folding the text's whole NFKC form, but only the segments around characters that
+/// are not boundaries are normalised; the rest is copied (ASCII) or folded a character at a
+/// time (boundaries, which NFKC leaves unchanged).
+pub(crate) fn for_patterns(text: &str) -> Cow<'_, [u8]> {
+    let bytes = text.as_bytes();
+    if bytes.is_ascii() && !bytes.iter().any(|&b| is_c0_separator(b)) {
+        return Cow::Borrowed(bytes);
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut memo = Memo::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let run = bytes[at..]
+            .iter()
+            .position(|b| !b.is_ascii())
+            .map_or(bytes.len(), |p| at + p);
+        let from = out.len();
+        out.extend_from_slice(&bytes[at..run]);
+        for b in &mut out[from..] {
+            *b = ascii_byte(*b);
+        }
+        at = run;
+        let Some(c) = text.get(at..).and_then(|rest| rest.chars().next()) else {
+            break;
+        };
+        let info = memo.info(c);
+        if info & STABLE != 0 {
+            out.push(info & !STABLE);
+            at += c.len_utf8();
+            continue;
+        }
+        // `c` may combine with the character before it (a boundary, folded as one byte) and
+        // with those after it: normalise from that boundary to the next one.
+        let start = text[..at].char_indices().next_back().map_or(0, |(i, _)| i);
+        if start < at {
+            out.pop();
+        }
+        let end = next_boundary(text, at + c.len_utf8(), &mut memo);
+        out.extend(text[start..end].nfkc().map(|n| memo.byte(n)));
+        at = end;
+    }
     Cow::Owned(out)
+}
+
+/// Where the first boundary at or after `from` starts (the text's length if none does).
+fn next_boundary(text: &str, from: usize, memo: &mut Memo) -> usize {
+    text[from..]
+        .char_indices()
+        .find(|&(_, c)| memo.is_boundary(c))
+        .map_or(text.len(), |(i, _)| from + i)
 }
 
 #[cfg(test)]
@@ -87,5 +174,108 @@ mod tests {
         );
         assert_eq!(nfkc("\u{fb01}le"), "file");
         assert!(matches!(nfkc("na\u{ef}ve \u{1f600}"), Cow::Borrowed(_)));
+    }
+
+    /// The slow path: the whole text in NFKC, then one byte a character.
+    fn whole_text_fold(text: &str) -> Vec<u8> {
+        let mut memo = Memo::new();
+        text.nfkc().map(|c| memo.byte(c)).collect()
+    }
+
+    /// Pieces that exercise every path: plain ASCII and separators, boundaries (precomposed
+    /// letters, CJK, emoji, dashes), and characters NFKC changes or joins: full-width forms,
+    /// ligatures, compatibility spaces and squares, combining marks in and out of order, Hangul
+    /// jamo, singletons, composition exclusions, kana voicing marks, a variation selector.
+    const PIECES: &[&str] = &[
+        "cat ",
+        "ignore ",
+        "x",
+        " ",
+        "\n",
+        "\u{1c}",
+        "~/.env",
+        "caf\u{e9}",
+        "\u{6771}\u{4eac}",
+        "\u{1f389}",
+        "\u{2014}",
+        "\u{a0}",
+        "\u{2003}",
+        "\u{ff43}\u{ff41}\u{ff54}",
+        "\u{fb01}",
+        "\u{2460}",
+        "\u{3300}",
+        "e\u{301}",
+        "\u{301}",
+        "\u{316}\u{301}",
+        "\u{301}\u{316}",
+        "\u{1100}\u{1161}\u{11a8}",
+        "\u{ac00}\u{11a8}",
+        "\u{11a8}",
+        "\u{f73}",
+        "\u{344}",
+        "\u{212b}",
+        "\u{1e9b}\u{323}",
+        "\u{958}",
+        "\u{2126}",
+        "\u{304b}\u{3099}",
+        "\u{3099}",
+        "\u{2600}\u{fe0f}",
+        "\u{2024}",
+        "\u{2026}",
+        "\u{ff10}",
+        "\u{b2}",
+        "\u{1d400}",
+    ];
+
+    #[test]
+    fn segment_fold_equals_folding_the_whole_nfkc_text() {
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..5_000 {
+            let len = next() % 24 + 1;
+            let text: String = (0..len)
+                .map(|_| PIECES[(next() % PIECES.len() as u64) as usize])
+                .collect();
+            assert_eq!(
+                &*for_patterns(&text),
+                whole_text_fold(&text).as_slice(),
+                "{text:?}"
+            );
+        }
+        for piece in PIECES {
+            let text = format!("a{piece}{piece}b");
+            assert_eq!(&*for_patterns(&text), whole_text_fold(&text).as_slice());
+        }
+    }
+
+    #[test]
+    fn boundaries_are_folded_without_normalising() {
+        let mut memo = Memo::new();
+        for c in [
+            '\u{e9}',
+            '\u{6771}',
+            '\u{1f389}',
+            '\u{2014}',
+            '\u{ac00}',
+            '\u{fe0f}',
+        ] {
+            assert!(memo.is_boundary(c), "{c:?}");
+        }
+        for c in [
+            '\u{301}', '\u{ff43}', '\u{fb01}', '\u{a0}', '\u{11a8}', '\u{3099}', '\u{f73}',
+        ] {
+            assert!(!memo.is_boundary(c), "{c:?}");
+        }
+        // U+00A0 and U+01A1 share a slot: a clash recomputes, it never mixes them up.
+        for _ in 0..2 {
+            assert_eq!(memo.info('\u{a0}'), b' ');
+            assert_eq!(memo.info('\u{1a1}'), WORD | STABLE);
+        }
+        assert_eq!(memo.byte('\u{1f}'), b' ');
     }
 }

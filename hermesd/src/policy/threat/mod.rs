@@ -11,6 +11,7 @@
 
 mod engine;
 mod fold;
+mod gap;
 mod invisible;
 mod patterns;
 pub mod skill;
