@@ -7,8 +7,10 @@
 
 use std::path::Path;
 
+use super::hidden::hidden_code;
+use super::nested::nested_commands;
 use super::normalize::{HomeFolds, normalize_with, parser_limit_exceeded};
-use super::protected::{Reach, SETTINGS_WRITE_KEY, reach};
+use super::protected::{RUNS_WRITTEN_KEY, Reach, SETTINGS_WRITE_KEY, reach};
 use super::stdin::{INTERPRETER_WRITE_KEY, complete_commands, runs_interpreter};
 use super::{
     Danger, PARSER_LIMIT_KEY, SECRET_READ_KEY, detect_normalized, hardline_normalized,
@@ -251,16 +253,57 @@ impl CommandPolicy {
                 SECRET_READ_KEY,
                 &format!("prints {} (credentials)", path.display()),
             )),
+            Some(Reach::SecretCopy(path)) => asks.push(ask(
+                SECRET_READ_KEY,
+                &format!(
+                    "copies {} (credentials) where the read tools do not guard it",
+                    path.display()
+                ),
+            )),
+            Some(Reach::Above(path)) => asks.push(ask(
+                SECRET_READ_KEY,
+                &format!(
+                    "copies, archives or searches {} whole, which holds a Hermes home (settings, \
+                     credentials and records)",
+                    path.display()
+                ),
+            )),
+            Some(Reach::Search { dir, file }) => asks.push(ask(
+                SECRET_READ_KEY,
+                &format!(
+                    "searches {} recursively, which holds {} (credentials; only the top level \
+                     of the directory is checked)",
+                    dir.display(),
+                    file.display()
+                ),
+            )),
+            Some(Reach::RunsWritten(path)) => asks.push(ask(
+                RUNS_WRITTEN_KEY,
+                &format!(
+                    "runs {}, which the same command writes first: what it runs is not seen",
+                    path.display()
+                ),
+            )),
             Some(Reach::ConsentWrite { path, key, reason }) => {
                 asks.push(ask(key, &format!("writes {}: {reason}", path.display())));
             }
             None => {}
         }
-        if let Some(danger) = detect_normalized(&normalized)
-            .or_else(|| super::extra::overwritten_existing_file(&normalized, cwd))
-            .filter(|danger| asks.iter().all(|a| a.key != danger.key))
-        {
-            asks.push(ask(danger.key, danger.description));
+        let nested = nested_commands(command);
+        let dangers = std::iter::once(
+            detect_normalized(&normalized)
+                .or_else(|| super::extra::overwritten_existing_file(&normalized, cwd)),
+        )
+        .chain(nested.iter().map(|inner| {
+            let inner = normalize_with(inner, &self.folds);
+            hardline_normalized(&inner).or_else(|| detect_normalized(&inner))
+        }))
+        .chain(std::iter::once(hidden_code(command)))
+        .chain(nested.iter().map(|inner| hidden_code(inner)));
+        for danger in dangers.flatten() {
+            if asks.iter().all(|a| a.key != danger.key) {
+                asks.push(ask(danger.key, danger.description));
+            }
         }
         (None, asks)
     }

@@ -11,8 +11,10 @@
 mod exec_flags;
 mod extra;
 mod grep;
+mod hidden;
 mod judge;
 mod lex;
+mod nested;
 mod normalize;
 mod patterns;
 mod protected;
@@ -28,8 +30,9 @@ mod judge_tests;
 mod tests;
 
 pub use self::extra::{OVERWRITE_KEY, SECRET_READ_KEY};
+pub use self::hidden::{AWK_COMMAND_KEY, GIT_PROGRAM_KEY, PIPE_SHELL_KEY};
 pub use self::judge::{Ask, Clearance, CommandPolicy, Pending, Verdict};
-pub use self::protected::SETTINGS_WRITE_KEY;
+pub use self::protected::{RUNS_WRITTEN_KEY, SETTINGS_WRITE_KEY};
 pub use self::stdin::{INTERPRETER_WRITE_KEY, complete_commands};
 
 use std::collections::HashSet;

@@ -89,9 +89,9 @@ impl PathPolicy {
     /// profile's (`…/profiles/<name>/…`, the part after the name). Homes may nest (a daemon home
     /// holding the user's home), so every one is tried.
     fn in_hermes_homes<'p>(&self, path: &'p Path) -> impl Iterator<Item = &'p Path> {
-        [self.home.clone(), self.root.clone()]
+        [&self.home, &self.root]
             .into_iter()
-            .filter_map(move |base| path.strip_prefix(&base).ok())
+            .filter_map(move |base| path.strip_prefix(base).ok())
             .map(|rest| match rest.strip_prefix("profiles") {
                 Ok(inner) if !inner.as_os_str().is_empty() => {
                     let mut parts = inner.components();
@@ -242,6 +242,15 @@ impl PathPolicy {
     pub fn is_hermes_home(&self, dir: &Path) -> bool {
         self.in_hermes_homes(dir)
             .any(|rest| rest.as_os_str().is_empty())
+    }
+
+    /// Each Hermes home strictly below `dir` (real), relative to it: a command that copies,
+    /// archives or searches `dir` whole reaches everything in them.
+    pub fn homes_below<'p>(&'p self, dir: &'p Path) -> impl Iterator<Item = &'p Path> {
+        [&self.home, &self.root]
+            .into_iter()
+            .filter_map(move |home| home.strip_prefix(dir).ok())
+            .filter(|rest| !rest.as_os_str().is_empty())
     }
 
     /// Every protected file name of a Hermes home, for matching globs against.
