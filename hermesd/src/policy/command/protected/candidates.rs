@@ -88,8 +88,9 @@ pub(super) fn candidates(word: &str, cwd: &Path, paths: &PathPolicy, prints: boo
 /// text, and not only an extension after run-time text (`$name.json` matches too much).
 fn names_a_file(pattern: &str) -> bool {
     let known = pattern.trim_start_matches(UNKNOWN);
-    !known.is_empty()
-        && !(known.len() < pattern.len() && known.starts_with('.') && !known.contains(UNKNOWN))
+    let extension_only =
+        known.len() < pattern.len() && known.starts_with('.') && !known.contains(UNKNOWN);
+    !known.is_empty() && !extension_only
 }
 
 /// Whether a pattern matches dot files: it starts with `.`, or holds run-time text.

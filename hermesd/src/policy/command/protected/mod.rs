@@ -213,7 +213,9 @@ impl Walk<'_> {
         false
     }
 
-    /// A recursive search prints the files the read tools deny at the top of what it searches.
+    /// A recursive search prints the files the read tools deny at the top of the directories
+    /// it searches (the working directory when it is given none). A recursive copy or archive
+    /// is not scanned: deploying a project (`rsync -a ./ host:app/`) copies its `.env` on purpose.
     fn search(&mut self, words: &[String], verb: &Verb<'_>, operands: &[usize], cwd: &Path) {
         let mut dirs: Vec<PathBuf> = operands
             .iter()
@@ -238,12 +240,19 @@ impl Walk<'_> {
             return;
         }
         let script = if SCRIPT_RUNNERS.contains(&verb.name) {
-            operands.first().and_then(|&i| words.get(i))
+            // `sh x`, or `sh < x`, `sh <x`.
+            let first = operands.first().and_then(|&i| words.get(i));
+            match first.map(String::as_str) {
+                Some("<") => operands.get(1).and_then(|&i| words.get(i)),
+                _ => first,
+            }
+            .map(|w| w.strip_prefix('<').unwrap_or(w))
         } else {
             words
                 .iter()
                 .find(|w| !w.contains('=') && basename(w) == verb.name)
                 .filter(|w| w.contains('/'))
+                .map(String::as_str)
         };
         let Some(script) = script else { return };
         let path = self.paths.resolve(script, cwd);

@@ -43,9 +43,7 @@ pub(in crate::policy::command) fn split(segment: &str) -> Option<Lexed<'_>> {
                 in_word = true;
             }
             (_, '\\') => {
-                let Some((_, next)) = chars.next() else {
-                    return None;
-                };
+                let (_, next) = chars.next()?;
                 let kept = quote.is_none() || matches!(next, '$' | '`' | '"' | '\\' | '\n');
                 if quote.is_some() && !kept {
                     word.push('\\');
