@@ -26,7 +26,7 @@ use self::verbs::{COPIERS, Verb};
 use self::words::{all_unknown, is_redirect_operator, operands, redirect_target, split};
 use super::nested::segment_payloads;
 use super::shell::{basename, top_level_segments};
-use crate::policy::paths::{PathPolicy, real};
+use crate::policy::paths::{PathPolicy, absolute, real};
 
 pub(in crate::policy::command) use self::words::{UNKNOWN, split as split_words};
 
@@ -80,6 +80,7 @@ pub fn reach(command: &str, cwd: &Path, paths: &PathPolicy) -> Option<Reach> {
         paths,
         found: None,
         written: Vec::new(),
+        unknown_cwd: false,
     };
     walk.command(command, paths.resolve(".", cwd), 0);
     walk.found
@@ -91,6 +92,8 @@ struct Walk<'p> {
     found: Option<Reach>,
     /// Files the segments walked so far may write.
     written: Vec<PathBuf>,
+    /// A `cd` went to run-time text: the working directory is unknown.
+    unknown_cwd: bool,
 }
 
 impl Walk<'_> {
@@ -174,6 +177,12 @@ impl Walk<'_> {
                 matched: false,
             };
             let mut found = candidates(target, cwd, paths, verb.prints);
+            if self.unknown_cwd && !target.starts_with(['/', '~', '$']) {
+                // After `cd "$dir"` a relative name may be in any Hermes home.
+                found
+                    .paths
+                    .push(absolute(Path::new(target), paths.hermes_home()));
+            }
             let role = Role {
                 matched: found.matched,
                 ..role
@@ -208,6 +217,7 @@ impl Walk<'_> {
         self.runs_written(words, &verb, &operands, cwd);
         self.written.extend(written_here);
         if let (true, Some(dir)) = (["cd", "pushd"].contains(&verb.name), words.get(1)) {
+            self.unknown_cwd = dir.contains(words::UNKNOWN);
             *cwd = paths.resolve(dir, cwd);
         }
         false
