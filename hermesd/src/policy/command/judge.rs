@@ -13,8 +13,8 @@ use super::normalize::{HomeFolds, normalize_with, parser_limit_exceeded};
 use super::protected::{RUNS_WRITTEN_KEY, Reach, SETTINGS_WRITE_KEY, reach};
 use super::stdin::{INTERPRETER_WRITE_KEY, complete_commands, runs_interpreter};
 use super::{
-    Danger, PARSER_LIMIT_KEY, SECRET_READ_KEY, detect_normalized, hardline_normalized,
-    sudo_stdin_normalized,
+    Danger, PARSER_LIMIT_KEY, Prepared, SECRET_READ_KEY, detect_normalized, detect_prepared,
+    hardline_normalized, hardline_prepared, sudo_stdin_normalized,
 };
 use crate::policy::paths::PathPolicy;
 
@@ -216,8 +216,9 @@ impl CommandPolicy {
             );
         }
         let normalized = normalize_with(command, &self.folds);
+        let prepared = Prepared::new(&normalized);
         if let Some(danger) =
-            hardline_normalized(&normalized).or_else(|| sudo_stdin_normalized(&normalized))
+            hardline_prepared(&prepared).or_else(|| sudo_stdin_normalized(&normalized))
         {
             return (Some(hardline_message(danger)), Vec::new());
         }
@@ -291,7 +292,7 @@ impl CommandPolicy {
         }
         let nested = nested_commands(command);
         let dangers = std::iter::once(
-            detect_normalized(&normalized)
+            detect_prepared(&prepared)
                 .or_else(|| super::extra::overwritten_existing_file(&normalized, cwd)),
         )
         .chain(nested.iter().map(|inner| {

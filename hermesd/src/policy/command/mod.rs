@@ -193,20 +193,44 @@ fn detection_variants(normalized: &str) -> Vec<String> {
     variants
 }
 
-fn first_rule_match(rules: &CompiledRules, normalized: &str) -> Option<&'static str> {
-    detection_variants(normalized)
-        .iter()
-        .find_map(|variant| rules.first_match(&variant.to_lowercase()))
+/// A normalised command with its detection variants, lower-cased, computed once for both rule
+/// tables.
+pub(super) struct Prepared<'a> {
+    normalized: &'a str,
+    variants: Vec<String>,
+}
+
+impl<'a> Prepared<'a> {
+    pub(super) fn new(normalized: &'a str) -> Self {
+        let variants = detection_variants(normalized)
+            .into_iter()
+            .map(|v| v.to_lowercase())
+            .collect();
+        Self {
+            normalized,
+            variants,
+        }
+    }
+
+    fn first_match(&self, rules: &CompiledRules) -> Option<&'static str> {
+        self.variants.iter().find_map(|v| rules.first_match(v))
+    }
 }
 
 /// Hermes' dangerous patterns plus this daemon's secret-file-read rule, on a normalised command.
 fn detect_normalized(normalized: &str) -> Option<Danger> {
+    detect_prepared(&Prepared::new(normalized))
+}
+
+/// [`detect_normalized`] on a prepared command.
+pub(super) fn detect_prepared(prepared: &Prepared<'_>) -> Option<Danger> {
     let Some(rules) = DANGEROUS.as_ref() else {
         return Some(Danger::named(PATTERNS_UNAVAILABLE_KEY));
     };
-    if let Some(description) = first_rule_match(rules, normalized) {
+    if let Some(description) = prepared.first_match(rules) {
         return Some(Danger::named(description));
     }
+    let normalized = prepared.normalized;
     if let Some(finding) = execution_flag_findings(normalized).first() {
         return Some(Danger::named(finding.description));
     }
@@ -253,13 +277,18 @@ pub fn detect_hardline(command: &str) -> Option<Danger> {
 
 /// [`detect_hardline`] on a normalised command.
 fn hardline_normalized(normalized: &str) -> Option<Danger> {
-    if grep_safe_variant(normalized).1 {
+    hardline_prepared(&Prepared::new(normalized))
+}
+
+/// [`detect_hardline`] on a prepared command.
+pub(super) fn hardline_prepared(prepared: &Prepared<'_>) -> Option<Danger> {
+    if grep_safe_variant(prepared.normalized).1 {
         return Some(Danger::named(MALFORMED_EXEC));
     }
     let Some(rules) = HARDLINE.as_ref() else {
         return Some(Danger::named(PATTERNS_UNAVAILABLE_KEY));
     };
-    first_rule_match(rules, normalized).map(Danger::named)
+    prepared.first_match(rules).map(Danger::named)
 }
 
 /// `sudo -S` at a command start: the model piping a guessed password to sudo. Hermes blocks

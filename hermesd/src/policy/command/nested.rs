@@ -26,7 +26,11 @@ pub(super) fn nested_commands(command: &str) -> Vec<String> {
 }
 
 fn collect(command: &str, depth: usize, out: &mut Vec<String>) {
-    if depth >= MAX_DEPTH || !command.contains(['$', '`', 'f', 'x']) {
+    let plain = command.replace(['\'', '"', '\\'], "");
+    let runs = ["$(", "`", "find", "xargs"]
+        .iter()
+        .any(|w| plain.contains(w));
+    if depth >= MAX_DEPTH || !runs {
         return;
     }
     for (_, segment) in top_level_segments(command) {
@@ -191,5 +195,6 @@ mod tests {
         );
         assert_eq!(nested_commands("cat $(echo .env)"), ["echo .env"]);
         assert!(nested_commands("git status").is_empty());
+        assert_eq!(nested_commands("f''ind . -exec id \\;"), ["id"]);
     }
 }

@@ -12,7 +12,7 @@ mod tests;
 
 use std::path::{Path, PathBuf};
 
-pub use resolve::{absolute, expand, real};
+pub use resolve::{absolute, expand, real, real_below};
 
 /// What may happen to a write.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,8 +81,25 @@ impl PathPolicy {
 
     /// The real path a tool reaches with `text` from `cwd`.
     pub fn resolve(&self, text: &str, cwd: &Path) -> PathBuf {
+        self.resolve_below(text, cwd, None)
+    }
+
+    /// [`Self::resolve`] from a `cwd` that is real already (resolved in the same judgement):
+    /// its components are not looked up again.
+    pub fn resolve_in(&self, text: &str, cwd: &Path) -> PathBuf {
+        self.resolve_below(text, cwd, Some(cwd))
+    }
+
+    fn resolve_below(&self, text: &str, cwd: &Path, real_cwd: Option<&Path>) -> PathBuf {
         let expanded = expand(text, self.user_home.as_deref(), &self.home);
-        real(&absolute(&expanded, cwd))
+        let path = absolute(&expanded, cwd);
+        let known = [
+            Some(self.home.as_path()),
+            self.user_home_real.as_deref(),
+            real_cwd,
+        ];
+        let known: Vec<&Path> = known.into_iter().flatten().collect();
+        real_below(&path, &known)
     }
 
     /// `path` (real) relative to each Hermes home it is in: the daemon's, the root's, or a

@@ -31,7 +31,7 @@ fn has_glob(text: &str) -> bool {
 pub(super) fn candidates(word: &str, cwd: &Path, paths: &PathPolicy, prints: bool) -> Candidates {
     if !has_glob(word) {
         let path = if word.contains('/') || word.starts_with(['~', '$']) || word == ".." {
-            paths.resolve(word, cwd)
+            paths.resolve_in(word, cwd)
         } else {
             let path = cwd.join(word);
             let link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
@@ -65,7 +65,7 @@ pub(super) fn candidates(word: &str, cwd: &Path, paths: &PathPolicy, prints: boo
         let dirs = if has_glob(dir) {
             expand_dirs(dir, cwd, paths)
         } else {
-            vec![paths.resolve(dir, cwd)]
+            vec![paths.resolve_in(dir, cwd)]
         };
         for dir in dirs {
             if paths.is_hermes_home(&dir) {
@@ -145,7 +145,7 @@ fn expand_dirs(dir: &str, cwd: &Path, paths: &PathPolicy) -> Vec<PathBuf> {
     let base = match parts[..fixed].join("/") {
         prefix if prefix.is_empty() && dir.starts_with('/') => PathBuf::from("/"),
         prefix if prefix.is_empty() => cwd.to_path_buf(),
-        prefix => paths.resolve(&prefix, cwd),
+        prefix => paths.resolve_in(&prefix, cwd),
     };
     let mut dirs = vec![base];
     for part in parts.iter().skip(fixed).filter(|p| !p.is_empty()) {
@@ -159,7 +159,7 @@ fn expand_dirs(dir: &str, cwd: &Path, paths: &PathPolicy) -> Vec<PathBuf> {
                 .take(GLOB_DIRS)
                 .collect()
         } else {
-            dirs.iter().map(|d| paths.resolve(part, d)).collect()
+            dirs.iter().map(|d| paths.resolve_in(part, d)).collect()
         };
         dirs = next;
     }

@@ -157,7 +157,10 @@ impl Walk<'_> {
             let (target, redirected) = redirect_target(word, after_redirect);
             after_redirect = is_redirect_operator(word);
             let Some(target) = target else { continue };
-            if Some(index) == verb.pattern && !redirected {
+            // The pattern of a search names no file; nor does a command name without a `/`
+            // (it is looked up in PATH), nor a wrapper before it.
+            let command_word = index <= verb.at && !word.contains(['/', '=']);
+            if (Some(index) == verb.pattern || command_word) && !redirected {
                 continue;
             }
             let operand = operands.contains(&index);
@@ -218,7 +221,7 @@ impl Walk<'_> {
         self.written.extend(written_here);
         if let (true, Some(dir)) = (["cd", "pushd"].contains(&verb.name), words.get(1)) {
             self.unknown_cwd = dir.contains(words::UNKNOWN);
-            *cwd = paths.resolve(dir, cwd);
+            *cwd = paths.resolve_in(dir, cwd);
         }
         false
     }
@@ -232,7 +235,7 @@ impl Walk<'_> {
             .filter(|&&i| Some(i) != verb.pattern)
             .filter_map(|&i| words.get(i))
             .filter(|w| !all_unknown(w))
-            .map(|w| self.paths.resolve(w, cwd))
+            .map(|w| self.paths.resolve_in(w, cwd))
             .collect();
         if dirs.is_empty() {
             dirs.push(cwd.to_path_buf());
@@ -265,7 +268,7 @@ impl Walk<'_> {
                 .map(String::as_str)
         };
         let Some(script) = script else { return };
-        let path = self.paths.resolve(script, cwd);
+        let path = self.paths.resolve_in(script, cwd);
         if self.written.contains(&path) {
             self.note(Some(Reach::RunsWritten(path)));
         }
@@ -301,6 +304,6 @@ fn copy_destination(
     if word.contains(['*', '?', '[', words::UNKNOWN]) {
         return None;
     }
-    let dir = paths.resolve(word, cwd);
+    let dir = paths.resolve_in(word, cwd);
     (word.ends_with('/') || dir.is_dir()).then_some(dir)
 }

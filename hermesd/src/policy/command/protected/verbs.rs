@@ -84,6 +84,8 @@ const WRAPPERS: &[&str] = &["sudo", "env", "command", "exec", "nohup"];
 /// How one segment's command treats the paths it names.
 pub(super) struct Verb<'a> {
     pub(super) name: &'a str,
+    /// The index of the word that names it.
+    pub(super) at: usize,
     /// Only reads what it names (`cat`, `grep`, `ls`…): settings it names are not written.
     pub(super) reader: bool,
     /// Reads only names, sizes or counts ([`LISTERS`]).
@@ -109,12 +111,11 @@ pub(super) struct Verb<'a> {
 
 impl<'a> Verb<'a> {
     pub(super) fn of(words: &'a [String], operands: &[usize]) -> Self {
-        let name = words
+        let at = words
             .iter()
-            .map(String::as_str)
-            .find(|w| !w.contains('=') && !WRAPPERS.contains(w))
-            .map(basename)
-            .unwrap_or_default();
+            .position(|w| !w.contains('=') && !WRAPPERS.contains(&w.as_str()))
+            .unwrap_or(words.len());
+        let name = words.get(at).map(|w| basename(w)).unwrap_or_default();
         let in_place = edits_in_place(name, words);
         let read_only = match name {
             "find" => !words.iter().any(|w| FIND_ACTIONS.contains(&w.as_str())),
@@ -136,6 +137,7 @@ impl<'a> Verb<'a> {
         };
         Self {
             name,
+            at,
             reader: read_only && !in_place,
             lists: LISTERS.contains(&name) && read_only,
             prints: PRINTERS.contains(&name) && !in_place,
