@@ -4,8 +4,7 @@
 //! (`printf '…' | sh`), which runs whatever the text before it makes.
 
 use super::Danger;
-use super::protected::split_words;
-use super::shell::{basename, top_level_segments};
+use super::shell::basename;
 
 /// Key of an awk program that runs commands.
 pub const AWK_COMMAND_KEY: &str = "awk program runs a command (system(), a pipe)";
@@ -57,37 +56,25 @@ const GIT_PROGRAM_SUFFIXES: &[&str] = &[
 /// Pagers that run nothing else.
 const PLAIN_PAGERS: &[&str] = &["", "cat", "less", "more", "less -r", "less -R", "less -FRX"];
 
-/// The first such finding in `command`.
-pub(super) fn hidden_code(command: &str) -> Option<Danger> {
-    for (offset, segment) in top_level_segments(command) {
-        let Some(lexed) = split_words(segment) else {
-            continue;
-        };
-        let words = &lexed.words;
-        let Some(at) = words.iter().position(|w| {
-            !w.contains('=')
-                && !["sudo", "env", "command", "exec", "nohup", "time"].contains(&w.as_str())
-        }) else {
-            continue;
-        };
-        let name = basename(&words[at]);
-        let args = &words[at + 1..];
-        let before = command[..offset].trim_end();
-        let piped = before.ends_with('|') && !before.ends_with("||");
-        let found = if AWKS.contains(&name) {
-            args.iter().any(|w| awk_runs(w)).then_some(AWK_COMMAND_KEY)
-        } else if name == "git" {
-            git_program(args).then_some(GIT_PROGRAM_KEY)
-        } else if piped && STDIN_RUNNERS.contains(&name) {
-            reads_program_from_stdin(args).then_some(PIPE_SHELL_KEY)
-        } else {
-            None
-        };
-        if let Some(key) = found {
-            return Some(Danger::named(key));
-        }
-    }
-    None
+/// The code one segment (`words`, split) runs unseen, if any; `piped` when the segment reads
+/// the output of the one before it (`… | sh`).
+pub(super) fn segment_code(words: &[String], piped: bool) -> Option<Danger> {
+    let at = words.iter().position(|w| {
+        !w.contains('=')
+            && !["sudo", "env", "command", "exec", "nohup", "time"].contains(&w.as_str())
+    })?;
+    let name = basename(&words[at]);
+    let args = &words[at + 1..];
+    let key = if AWKS.contains(&name) {
+        args.iter().any(|w| awk_runs(w)).then_some(AWK_COMMAND_KEY)
+    } else if name == "git" {
+        git_program(args).then_some(GIT_PROGRAM_KEY)
+    } else if piped && STDIN_RUNNERS.contains(&name) {
+        reads_program_from_stdin(args).then_some(PIPE_SHELL_KEY)
+    } else {
+        None
+    };
+    key.map(Danger::named)
 }
 
 /// Whether awk program text calls `system()`, pipes to a command (`print | "sh"`, `|&`) or
@@ -165,8 +152,17 @@ fn reads_program_from_stdin(args: &[String]) -> bool {
 mod tests {
     use super::*;
 
+    use crate::policy::command::protected::split_words;
+    use crate::policy::command::shell::top_level_segments;
+
     fn key(command: &str) -> Option<&'static str> {
-        hidden_code(command).map(|d| d.key)
+        top_level_segments(command)
+            .into_iter()
+            .find_map(|(offset, segment)| {
+                let piped = command[..offset].trim_end().ends_with('|')
+                    && !command[..offset].trim_end().ends_with("||");
+                segment_code(&split_words(segment)?.words, piped).map(|d| d.key)
+            })
     }
 
     #[test]

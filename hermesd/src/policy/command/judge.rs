@@ -7,8 +7,6 @@
 
 use std::path::Path;
 
-use super::hidden::hidden_code;
-use super::nested::nested_commands;
 use super::normalize::{HomeFolds, normalize_with, parser_limit_exceeded};
 use super::protected::{RUNS_WRITTEN_KEY, Reach, SETTINGS_WRITE_KEY, reach};
 use super::stdin::{INTERPRETER_WRITE_KEY, complete_commands, runs_interpreter};
@@ -234,7 +232,8 @@ impl CommandPolicy {
             );
         }
         let mut asks = Vec::new();
-        match reach(command, cwd, &self.paths) {
+        let reached = reach(command, cwd, &self.paths);
+        match reached.reach {
             Some(Reach::DaemonState(path)) => {
                 return (Some(daemon_state_message(&path)), Vec::new());
             }
@@ -290,17 +289,15 @@ impl CommandPolicy {
             }
             None => {}
         }
-        let nested = nested_commands(command);
         let dangers = std::iter::once(
             detect_prepared(&prepared)
                 .or_else(|| super::extra::overwritten_existing_file(&normalized, cwd)),
         )
-        .chain(nested.iter().map(|inner| {
+        .chain(reached.nested.iter().map(|inner| {
             let inner = normalize_with(inner, &self.folds);
             hardline_normalized(&inner).or_else(|| detect_normalized(&inner))
         }))
-        .chain(std::iter::once(hidden_code(command)))
-        .chain(nested.iter().map(|inner| hidden_code(inner)));
+        .chain(std::iter::once(reached.hidden));
         for danger in dangers.flatten() {
             if asks.iter().all(|a| a.key != danger.key) {
                 asks.push(ask(danger.key, danger.description));

@@ -149,8 +149,12 @@ fn delete_without_where(text: &str) -> bool {
 
 /// The texts each rule table is matched against, in Python's order (first is the
 /// `grep`-safe normalised command).
-fn detection_variants(normalized: &str) -> Vec<String> {
-    let (grep_safe, _) = grep_safe_variant(normalized);
+///
+/// Also whether the command's `grep` quoting is malformed, and the first inline-code finding
+/// of the command itself (both computed on the way).
+fn detection_variants(normalized: &str) -> (Vec<String>, bool, Option<&'static str>) {
+    let (grep_safe, malformed) = grep_safe_variant(normalized);
+    let mut first_flag = None;
     let mut seen: HashSet<String> = HashSet::from([grep_safe.clone()]);
     let mut variants = vec![grep_safe.clone()];
     let mut add = |variant: String, variants: &mut Vec<String>| {
@@ -163,7 +167,11 @@ fn detection_variants(normalized: &str) -> Vec<String> {
     };
     let mut pending = vec![normalized.to_owned()];
     while let Some(variant) = pending.pop() {
-        for finding in execution_flag_findings(&variant) {
+        let findings = execution_flag_findings(&variant);
+        if variant == normalized {
+            first_flag = first_flag.or(findings.first().map(|f| f.description));
+        }
+        for finding in findings {
             let Some(payload) = finding.payload.filter(|p| !p.is_empty()) else {
                 continue;
             };
@@ -190,7 +198,7 @@ fn detection_variants(normalized: &str) -> Vec<String> {
         let variant = [&normalized[..start], &deobfuscated, &normalized[end..]].concat();
         add(variant, &mut variants);
     }
-    variants
+    (variants, malformed, first_flag)
 }
 
 /// A normalised command with its detection variants, lower-cased, computed once for both rule
@@ -198,17 +206,19 @@ fn detection_variants(normalized: &str) -> Vec<String> {
 pub(super) struct Prepared<'a> {
     normalized: &'a str,
     variants: Vec<String>,
+    malformed: bool,
+    first_flag: Option<&'static str>,
 }
 
 impl<'a> Prepared<'a> {
     pub(super) fn new(normalized: &'a str) -> Self {
-        let variants = detection_variants(normalized)
-            .into_iter()
-            .map(|v| v.to_lowercase())
-            .collect();
+        let (variants, malformed, first_flag) = detection_variants(normalized);
+        let variants = variants.into_iter().map(|v| v.to_lowercase()).collect();
         Self {
             normalized,
             variants,
+            malformed,
+            first_flag,
         }
     }
 
@@ -230,11 +240,10 @@ pub(super) fn detect_prepared(prepared: &Prepared<'_>) -> Option<Danger> {
     if let Some(description) = prepared.first_match(rules) {
         return Some(Danger::named(description));
     }
-    let normalized = prepared.normalized;
-    if let Some(finding) = execution_flag_findings(normalized).first() {
-        return Some(Danger::named(finding.description));
+    if let Some(description) = prepared.first_flag {
+        return Some(Danger::named(description));
     }
-    secret_file_read(normalized)
+    secret_file_read(prepared.normalized)
 }
 
 /// Whether `command` needs the user's approval before the `terminal` tool runs it.
@@ -282,7 +291,7 @@ fn hardline_normalized(normalized: &str) -> Option<Danger> {
 
 /// [`detect_hardline`] on a prepared command.
 pub(super) fn hardline_prepared(prepared: &Prepared<'_>) -> Option<Danger> {
-    if grep_safe_variant(prepared.normalized).1 {
+    if prepared.malformed {
         return Some(Danger::named(MALFORMED_EXEC));
     }
     let Some(rules) = HARDLINE.as_ref() else {

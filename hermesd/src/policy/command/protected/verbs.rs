@@ -46,8 +46,7 @@ const READERS: &[&str] = &[
 /// Readers that neither print nor write the contents of what they name (names, sizes, counts):
 /// a glob of theirs that matches the daemon's records only lists them.
 const LISTERS: &[&str] = &[
-    "ls", "du", "stat", "wc", "file", "test", "[", "realpath", "readlink", "echo", "printf",
-    "tree", "basename", "dirname", "find",
+    "ls", "du", "stat", "wc", "file", "test", "[", "realpath", "readlink", "tree", "find",
 ];
 
 /// Commands that print (or encode) the contents of the files they name: naming a file the read
