@@ -8,11 +8,11 @@
 use std::path::Path;
 
 use super::normalize::{HomeFolds, normalize_with, parser_limit_exceeded};
-use super::protected::{RUNS_WRITTEN_KEY, Reach, SETTINGS_WRITE_KEY, reach};
+use super::protected::{Reach, reach};
 use super::stdin::{INTERPRETER_WRITE_KEY, complete_commands, runs_interpreter};
 use super::{
-    Danger, PARSER_LIMIT_KEY, Prepared, SECRET_READ_KEY, detect_normalized, detect_prepared,
-    hardline_normalized, hardline_prepared, sudo_stdin_normalized,
+    Danger, PARSER_LIMIT_KEY, Prepared, detect_normalized, detect_prepared, hardline_normalized,
+    hardline_prepared, sudo_stdin_normalized,
 };
 use crate::policy::paths::PathPolicy;
 
@@ -237,55 +237,9 @@ impl CommandPolicy {
             Some(Reach::DaemonState(path)) => {
                 return (Some(daemon_state_message(&path)), Vec::new());
             }
-            Some(Reach::SettingsWrite(path)) => asks.push(ask(
-                SETTINGS_WRITE_KEY,
-                &format!("writes {} (Hermes settings or credentials)", path.display()),
-            )),
-            Some(Reach::Home(path)) => asks.push(ask(
-                SETTINGS_WRITE_KEY,
-                &format!(
-                    "may write, copy or archive {} (a Hermes home: settings, credentials and \
-                     records)",
-                    path.display()
-                ),
-            )),
-            Some(Reach::SecretRead(path)) => asks.push(ask(
-                SECRET_READ_KEY,
-                &format!("prints {} (credentials)", path.display()),
-            )),
-            Some(Reach::SecretCopy(path)) => asks.push(ask(
-                SECRET_READ_KEY,
-                &format!(
-                    "copies {} (credentials) where the read tools do not guard it",
-                    path.display()
-                ),
-            )),
-            Some(Reach::Above(path)) => asks.push(ask(
-                SECRET_READ_KEY,
-                &format!(
-                    "copies, archives or searches {} whole, which holds a Hermes home (settings, \
-                     credentials and records)",
-                    path.display()
-                ),
-            )),
-            Some(Reach::Search { dir, file }) => asks.push(ask(
-                SECRET_READ_KEY,
-                &format!(
-                    "searches {} recursively, which holds {} (credentials; only the top level \
-                     of the directory is checked)",
-                    dir.display(),
-                    file.display()
-                ),
-            )),
-            Some(Reach::RunsWritten(path)) => asks.push(ask(
-                RUNS_WRITTEN_KEY,
-                &format!(
-                    "runs {}, which the same command writes first: what it runs is not seen",
-                    path.display()
-                ),
-            )),
-            Some(Reach::ConsentWrite { path, key, reason }) => {
-                asks.push(ask(key, &format!("writes {}: {reason}", path.display())));
+            Some(other) => {
+                let (key, reason) = other.question();
+                asks.push(ask(key, &reason));
             }
             None => {}
         }

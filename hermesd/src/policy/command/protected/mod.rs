@@ -22,7 +22,7 @@ mod words;
 
 use std::path::{Path, PathBuf};
 
-use super::Danger;
+use super::{Danger, SECRET_READ_KEY};
 use crate::policy::paths::PathPolicy;
 
 pub(in crate::policy::command) use self::words::UNKNOWN;
@@ -61,6 +61,69 @@ pub enum Reach {
         key: &'static str,
         reason: &'static str,
     },
+}
+
+impl Reach {
+    /// The key and the reason of the question a reach other than the daemon's state asks,
+    /// naming the path.
+    pub fn question(&self) -> (&'static str, String) {
+        match self {
+            Self::DaemonState(path) => (
+                SETTINGS_WRITE_KEY,
+                format!("reaches {} (the daemon's records)", path.display()),
+            ),
+            Self::SettingsWrite(path) => (
+                SETTINGS_WRITE_KEY,
+                format!("writes {} (Hermes settings or credentials)", path.display()),
+            ),
+            Self::Home(path) => (
+                SETTINGS_WRITE_KEY,
+                format!(
+                    "may write, copy or archive {} (a Hermes home: settings, credentials and \
+                     records)",
+                    path.display()
+                ),
+            ),
+            Self::SecretRead(path) => (
+                SECRET_READ_KEY,
+                format!("prints {} (credentials)", path.display()),
+            ),
+            Self::SecretCopy(path) => (
+                SECRET_READ_KEY,
+                format!(
+                    "copies {} (credentials) where the read tools do not guard it",
+                    path.display()
+                ),
+            ),
+            Self::Above(path) => (
+                SECRET_READ_KEY,
+                format!(
+                    "copies, archives or searches {} whole, which holds a Hermes home \
+                     (settings, credentials and records)",
+                    path.display()
+                ),
+            ),
+            Self::Search { dir, file } => (
+                SECRET_READ_KEY,
+                format!(
+                    "searches {} recursively, which holds {} (credentials; only the top level \
+                     of the directory is checked)",
+                    dir.display(),
+                    file.display()
+                ),
+            ),
+            Self::RunsWritten(path) => (
+                RUNS_WRITTEN_KEY,
+                format!(
+                    "runs {}, which the same command writes first: what it runs is not seen",
+                    path.display()
+                ),
+            ),
+            Self::ConsentWrite { path, key, reason } => {
+                (key, format!("writes {}: {reason}", path.display()))
+            }
+        }
+    }
 }
 
 /// What walking a command found: the strongest protected path it reaches (the daemon's state
