@@ -14,7 +14,7 @@
 //! - `U/.ssh/` (keys, `known_hosts`, `authorized_keys`, `config`), `U/.bashrc`, `U/.zshrc`,
 //!   `U/.aws/credentials`, `U/.kube/config`, `U/.netrc`, `U/.config/app/settings.toml`…
 //! - `U/project/`: a few project files (`README.md`, `Cargo.toml`, `.env`, `.env.example`,
-//!   `app.db`, `logs/app.log`…) and symlinks into the protected places: `db` → the database,
+//!   `app.db`, `logs/app.log`, `services/api/.env`…) and symlinks into the protected places: `db` → the database,
 //!   `settings.yaml` → `config.yaml`, `secrets` → `.env`, `creds` → `auth.json`, `h` → the
 //!   home, `work` → the profile, `keys` → `~/.ssh`, `rc` → `~/.bashrc`, `dangling` → the
 //!   profile's (missing) `auth.json`.
@@ -113,6 +113,10 @@ impl Layout {
             ("project/config/settings.toml", "host = 'localhost'\n"),
             ("project/.env", "DATABASE_URL=postgres://u:p@db/app\n"),
             ("project/.env.example", "DATABASE_URL=\n"),
+            (
+                "project/services/api/.env",
+                "DATABASE_URL=postgres://u:p@db/api\n",
+            ),
             ("project/.gitignore", "target/\n"),
             ("project/app.db", ""),
             ("project/logs/app.log", "ERROR x\n"),

@@ -8,11 +8,11 @@
 use std::path::Path;
 
 use super::normalize::{HomeFolds, normalize_with, parser_limit_exceeded};
-use super::protected::{Reach, SETTINGS_WRITE_KEY, reach};
+use super::protected::{Reach, reach};
 use super::stdin::{INTERPRETER_WRITE_KEY, complete_commands, runs_interpreter};
 use super::{
-    Danger, PARSER_LIMIT_KEY, SECRET_READ_KEY, detect_normalized, hardline_normalized,
-    sudo_stdin_normalized,
+    Danger, PARSER_LIMIT_KEY, Prepared, detect_normalized, detect_prepared, hardline_normalized,
+    hardline_prepared, sudo_stdin_normalized,
 };
 use crate::policy::paths::PathPolicy;
 
@@ -214,8 +214,9 @@ impl CommandPolicy {
             );
         }
         let normalized = normalize_with(command, &self.folds);
+        let prepared = Prepared::new(&normalized);
         if let Some(danger) =
-            hardline_normalized(&normalized).or_else(|| sudo_stdin_normalized(&normalized))
+            hardline_prepared(&prepared).or_else(|| sudo_stdin_normalized(&normalized))
         {
             return (Some(hardline_message(danger)), Vec::new());
         }
@@ -231,36 +232,30 @@ impl CommandPolicy {
             );
         }
         let mut asks = Vec::new();
-        match reach(command, cwd, &self.paths) {
+        let reached = reach(command, cwd, &self.paths);
+        match reached.reach {
             Some(Reach::DaemonState(path)) => {
                 return (Some(daemon_state_message(&path)), Vec::new());
             }
-            Some(Reach::SettingsWrite(path)) => asks.push(ask(
-                SETTINGS_WRITE_KEY,
-                &format!("writes {} (Hermes settings or credentials)", path.display()),
-            )),
-            Some(Reach::Home(path)) => asks.push(ask(
-                SETTINGS_WRITE_KEY,
-                &format!(
-                    "may write, copy or archive {} (a Hermes home: settings, credentials and \
-                     records)",
-                    path.display()
-                ),
-            )),
-            Some(Reach::SecretRead(path)) => asks.push(ask(
-                SECRET_READ_KEY,
-                &format!("prints {} (credentials)", path.display()),
-            )),
-            Some(Reach::ConsentWrite { path, key, reason }) => {
-                asks.push(ask(key, &format!("writes {}: {reason}", path.display())));
+            Some(other) => {
+                let (key, reason) = other.question();
+                asks.push(ask(key, &reason));
             }
             None => {}
         }
-        if let Some(danger) = detect_normalized(&normalized)
-            .or_else(|| super::extra::overwritten_existing_file(&normalized, cwd))
-            .filter(|danger| asks.iter().all(|a| a.key != danger.key))
-        {
-            asks.push(ask(danger.key, danger.description));
+        let dangers = std::iter::once(
+            detect_prepared(&prepared)
+                .or_else(|| super::extra::overwritten_existing_file(&normalized, cwd)),
+        )
+        .chain(reached.nested.iter().map(|inner| {
+            let inner = normalize_with(inner, &self.folds);
+            hardline_normalized(&inner).or_else(|| detect_normalized(&inner))
+        }))
+        .chain(std::iter::once(reached.hidden));
+        for danger in dangers.flatten() {
+            if asks.iter().all(|a| a.key != danger.key) {
+                asks.push(ask(danger.key, danger.description));
+            }
         }
         (None, asks)
     }

@@ -1,3 +1,6 @@
+//! Tests of `CommandPolicy::judge` and `judge_stdin`: what is refused, asked and run, and the
+//! keys and reasons of each question.
+
 use std::path::{Path, PathBuf};
 
 use super::judge::{CommandPolicy, Verdict};

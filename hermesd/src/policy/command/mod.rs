@@ -11,8 +11,10 @@
 mod exec_flags;
 mod extra;
 mod grep;
+mod hidden;
 mod judge;
 mod lex;
+mod nested;
 mod normalize;
 mod patterns;
 mod protected;
@@ -28,8 +30,9 @@ mod judge_tests;
 mod tests;
 
 pub use self::extra::{OVERWRITE_KEY, SECRET_READ_KEY};
+pub use self::hidden::{AWK_COMMAND_KEY, GIT_PROGRAM_KEY, PIPE_SHELL_KEY};
 pub use self::judge::{Ask, Clearance, CommandPolicy, Pending, Verdict};
-pub use self::protected::SETTINGS_WRITE_KEY;
+pub use self::protected::{RUNS_WRITTEN_KEY, SETTINGS_WRITE_KEY};
 pub use self::stdin::{INTERPRETER_WRITE_KEY, complete_commands};
 
 use std::collections::HashSet;
@@ -146,8 +149,12 @@ fn delete_without_where(text: &str) -> bool {
 
 /// The texts each rule table is matched against, in Python's order (first is the
 /// `grep`-safe normalised command).
-fn detection_variants(normalized: &str) -> Vec<String> {
-    let (grep_safe, _) = grep_safe_variant(normalized);
+///
+/// Also whether the command's `grep` quoting is malformed, and the first inline-code finding
+/// of the command itself (both computed on the way).
+fn detection_variants(normalized: &str) -> (Vec<String>, bool, Option<&'static str>) {
+    let (grep_safe, malformed) = grep_safe_variant(normalized);
+    let mut first_flag = None;
     let mut seen: HashSet<String> = HashSet::from([grep_safe.clone()]);
     let mut variants = vec![grep_safe.clone()];
     let mut add = |variant: String, variants: &mut Vec<String>| {
@@ -160,7 +167,11 @@ fn detection_variants(normalized: &str) -> Vec<String> {
     };
     let mut pending = vec![normalized.to_owned()];
     while let Some(variant) = pending.pop() {
-        for finding in execution_flag_findings(&variant) {
+        let findings = execution_flag_findings(&variant);
+        if variant == normalized {
+            first_flag = first_flag.or(findings.first().map(|f| f.description));
+        }
+        for finding in findings {
             let Some(payload) = finding.payload.filter(|p| !p.is_empty()) else {
                 continue;
             };
@@ -187,27 +198,52 @@ fn detection_variants(normalized: &str) -> Vec<String> {
         let variant = [&normalized[..start], &deobfuscated, &normalized[end..]].concat();
         add(variant, &mut variants);
     }
-    variants
+    (variants, malformed, first_flag)
 }
 
-fn first_rule_match(rules: &CompiledRules, normalized: &str) -> Option<&'static str> {
-    detection_variants(normalized)
-        .iter()
-        .find_map(|variant| rules.first_match(&variant.to_lowercase()))
+/// A normalised command with its detection variants, lower-cased, computed once for both rule
+/// tables.
+pub(super) struct Prepared<'a> {
+    normalized: &'a str,
+    variants: Vec<String>,
+    malformed: bool,
+    first_flag: Option<&'static str>,
+}
+
+impl<'a> Prepared<'a> {
+    pub(super) fn new(normalized: &'a str) -> Self {
+        let (variants, malformed, first_flag) = detection_variants(normalized);
+        let variants = variants.into_iter().map(|v| v.to_lowercase()).collect();
+        Self {
+            normalized,
+            variants,
+            malformed,
+            first_flag,
+        }
+    }
+
+    fn first_match(&self, rules: &CompiledRules) -> Option<&'static str> {
+        self.variants.iter().find_map(|v| rules.first_match(v))
+    }
 }
 
 /// Hermes' dangerous patterns plus this daemon's secret-file-read rule, on a normalised command.
 fn detect_normalized(normalized: &str) -> Option<Danger> {
+    detect_prepared(&Prepared::new(normalized))
+}
+
+/// [`detect_normalized`] on a prepared command.
+pub(super) fn detect_prepared(prepared: &Prepared<'_>) -> Option<Danger> {
     let Some(rules) = DANGEROUS.as_ref() else {
         return Some(Danger::named(PATTERNS_UNAVAILABLE_KEY));
     };
-    if let Some(description) = first_rule_match(rules, normalized) {
+    if let Some(description) = prepared.first_match(rules) {
         return Some(Danger::named(description));
     }
-    if let Some(finding) = execution_flag_findings(normalized).first() {
-        return Some(Danger::named(finding.description));
+    if let Some(description) = prepared.first_flag {
+        return Some(Danger::named(description));
     }
-    secret_file_read(normalized)
+    secret_file_read(prepared.normalized)
 }
 
 /// Whether `command` needs the user's approval before the `terminal` tool runs it.
@@ -250,13 +286,18 @@ pub fn detect_hardline(command: &str) -> Option<Danger> {
 
 /// [`detect_hardline`] on a normalised command.
 fn hardline_normalized(normalized: &str) -> Option<Danger> {
-    if grep_safe_variant(normalized).1 {
+    hardline_prepared(&Prepared::new(normalized))
+}
+
+/// [`detect_hardline`] on a prepared command.
+pub(super) fn hardline_prepared(prepared: &Prepared<'_>) -> Option<Danger> {
+    if prepared.malformed {
         return Some(Danger::named(MALFORMED_EXEC));
     }
     let Some(rules) = HARDLINE.as_ref() else {
         return Some(Danger::named(PATTERNS_UNAVAILABLE_KEY));
     };
-    first_rule_match(rules, normalized).map(Danger::named)
+    prepared.first_match(rules).map(Danger::named)
 }
 
 /// `sudo -S` at a command start: the model piping a guessed password to sudo. Hermes blocks

@@ -12,7 +12,7 @@ mod tests;
 
 use std::path::{Path, PathBuf};
 
-pub use resolve::{absolute, expand, real};
+pub use resolve::{absolute, expand, real, real_below};
 
 /// What may happen to a write.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,17 +87,34 @@ impl PathPolicy {
 
     /// The real path a tool reaches with `text` from `cwd`.
     pub fn resolve(&self, text: &str, cwd: &Path) -> PathBuf {
+        self.resolve_below(text, cwd, None)
+    }
+
+    /// [`Self::resolve`] from a `cwd` that is real already (resolved in the same judgement):
+    /// its components are not looked up again.
+    pub fn resolve_in(&self, text: &str, cwd: &Path) -> PathBuf {
+        self.resolve_below(text, cwd, Some(cwd))
+    }
+
+    fn resolve_below(&self, text: &str, cwd: &Path, real_cwd: Option<&Path>) -> PathBuf {
         let expanded = expand(text, self.user_home.as_deref(), &self.home);
-        real(&absolute(&expanded, cwd))
+        let path = absolute(&expanded, cwd);
+        let known = [
+            Some(self.home.as_path()),
+            self.user_home_real.as_deref(),
+            real_cwd,
+        ];
+        let known: Vec<&Path> = known.into_iter().flatten().collect();
+        real_below(&path, &known)
     }
 
     /// `path` (real) relative to each Hermes home it is in: the daemon's, the root's, or a
     /// profile's (`…/profiles/<name>/…`, the part after the name). Homes may nest (a daemon home
     /// holding the user's home), so every one is tried.
     fn in_hermes_homes<'p>(&self, path: &'p Path) -> impl Iterator<Item = &'p Path> {
-        [self.home.clone(), self.root.clone()]
+        [&self.home, &self.root]
             .into_iter()
-            .filter_map(move |base| path.strip_prefix(&base).ok())
+            .filter_map(move |base| path.strip_prefix(base).ok())
             .map(|rest| match rest.strip_prefix("profiles") {
                 Ok(inner) if !inner.as_os_str().is_empty() => {
                     let mut parts = inner.components();
@@ -248,6 +265,15 @@ impl PathPolicy {
     pub fn is_hermes_home(&self, dir: &Path) -> bool {
         self.in_hermes_homes(dir)
             .any(|rest| rest.as_os_str().is_empty())
+    }
+
+    /// Each Hermes home strictly below `dir` (real), relative to it: a command that copies,
+    /// archives or searches `dir` whole reaches everything in them.
+    pub fn homes_below<'p>(&'p self, dir: &'p Path) -> impl Iterator<Item = &'p Path> {
+        [&self.home, &self.root]
+            .into_iter()
+            .filter_map(move |home| home.strip_prefix(dir).ok())
+            .filter(|rest| !rest.as_os_str().is_empty())
     }
 
     /// Every protected file name of a Hermes home, for matching globs against.

@@ -56,9 +56,32 @@ pub fn absolute(path: &Path, cwd: &Path) -> PathBuf {
 /// The path the kernel would reach through `path` (absolute): symlinks followed component by
 /// component, including a final dangling one; the part that does not exist yet is kept as given.
 pub fn real(path: &Path) -> PathBuf {
-    let mut done = PathBuf::from("/");
+    real_below(path, &[])
+}
+
+/// [`real`] of `path` (absolute, without `.` or `..`), given directories known to be real (no
+/// symlink in them): the components `path` shares with the longest of them are not looked at
+/// again. Once a component is missing, nothing below it is looked up either.
+pub fn real_below(path: &Path, known: &[&Path]) -> PathBuf {
+    let shared = known
+        .iter()
+        .map(|base| {
+            path.components()
+                .zip(base.components())
+                .take_while(|(a, b)| a == b)
+                .count()
+        })
+        .max()
+        .unwrap_or(0);
+    let mut done: PathBuf = path.components().take(shared).collect();
+    if done.as_os_str().is_empty() {
+        done.push("/");
+    }
     let mut pending: Vec<std::ffi::OsString> = path
         .components()
+        .skip(shared)
+        .collect::<Vec<_>>()
+        .into_iter()
         .rev()
         .filter_map(|c| match c {
             Component::Normal(part) => Some(part.to_os_string()),
@@ -67,17 +90,27 @@ pub fn real(path: &Path) -> PathBuf {
         })
         .collect();
     let mut links = 0;
+    let mut missing = false;
     while let Some(part) = pending.pop() {
         if part == ".." {
             done.pop();
             continue;
         }
         let next = done.join(&part);
+        if missing {
+            done = next;
+            continue;
+        }
         let target = match std::fs::symlink_metadata(&next) {
             Ok(meta) if meta.file_type().is_symlink() && links < MAX_LINKS => {
                 std::fs::read_link(&next).ok()
             }
-            _ => None,
+            Ok(_) => None,
+            Err(_) => {
+                // Nothing below a missing (or unreadable) component can be looked up.
+                missing = true;
+                None
+            }
         };
         let Some(target) = target else {
             done = next;

@@ -1,3 +1,6 @@
+//! Tests of `PathPolicy`: what is read, written, asked and refused in every home, through
+//! symlinks and spellings.
+
 use std::path::{Path, PathBuf};
 
 use super::*;

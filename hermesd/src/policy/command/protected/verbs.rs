@@ -1,0 +1,280 @@
+//! What a segment's command does with the paths it names: reads, prints, lists, writes, copies,
+//! archives or searches them recursively — the lists of commands, and the flags (`sed -i`,
+//! `grep -r`, `cp -a`, `tar c`, find's actions, git's read-only subcommands) that change it.
+
+use crate::policy::command::shell::basename;
+
+/// Commands that only read the files they name.
+const READERS: &[&str] = &[
+    "cat",
+    "less",
+    "more",
+    "head",
+    "tail",
+    "grep",
+    "rg",
+    "egrep",
+    "fgrep",
+    "wc",
+    "diff",
+    "cmp",
+    "stat",
+    "ls",
+    "file",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "bat",
+    "batcat",
+    "yq",
+    "jq",
+    "realpath",
+    "readlink",
+    "test",
+    "[",
+    "du",
+    "cd",
+    "pushd",
+    "echo",
+    "printf",
+    "tree",
+    "basename",
+    "dirname",
+];
+
+/// Readers that neither print nor write the contents of what they name (names, sizes, counts):
+/// a glob of theirs that matches the daemon's records only lists them.
+const LISTERS: &[&str] = &[
+    "ls", "du", "stat", "wc", "file", "test", "[", "realpath", "readlink", "tree", "find",
+];
+
+/// Commands that print (or encode) the contents of the files they name: naming a file the read
+/// tools deny is a secret read.
+const PRINTERS: &[&str] = &[
+    "cat", "tac", "less", "more", "head", "tail", "grep", "rg", "egrep", "fgrep", "zgrep", "zcat",
+    "diff", "bat", "batcat", "yq", "jq", "nl", "strings", "od", "xxd", "hexdump", "base64", "awk",
+    "gawk", "mawk", "view", "sed", "sort", "cut", "uniq", "paste", "column", "fold", "rev", "tr",
+    "ag",
+];
+
+/// Commands whose first operand is a pattern or a program, not a file (unless `-e`/`-f` give it).
+const PATTERN_FIRST: &[&str] = &[
+    "grep", "egrep", "fgrep", "zgrep", "rg", "ag", "awk", "gawk", "mawk", "nawk", "sed", "jq", "yq",
+];
+
+/// Commands that may write every path operand they are given.
+const WRITERS: &[&str] = &["tee", "truncate", "touch", "rm", "unlink", "shred"];
+
+/// Commands whose last operand is what they write: a file, or a directory they write into.
+pub(super) const COPIERS: &[&str] = &["cp", "mv", "install", "ln", "rsync", "scp"];
+
+/// find's actions that run, delete or write: a find with one is not a reader.
+const FIND_ACTIONS: &[&str] = &[
+    "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls",
+];
+
+/// git subcommands that change nothing and print no file's contents.
+const GIT_READ_ONLY: &[&str] = &["status", "ls-files", "rev-parse", "describe", "log"];
+
+/// Commands a segment runs through, before the one that acts.
+const WRAPPERS: &[&str] = &["sudo", "env", "command", "exec", "nohup"];
+
+/// How one segment's command treats the paths it names.
+pub(super) struct Verb<'a> {
+    pub(super) name: &'a str,
+    /// The index of the word that names it.
+    pub(super) at: usize,
+    /// Only reads what it names (`cat`, `grep`, `ls`…): settings it names are not written.
+    pub(super) reader: bool,
+    /// Reads only names, sizes or counts ([`LISTERS`]).
+    pub(super) lists: bool,
+    /// Prints what it reads.
+    pub(super) prints: bool,
+    /// Writes every path operand (`tee`, `touch`, `sed -i`…).
+    pub(super) writes_all: bool,
+    /// Copies or archives its sources: every operand but a copier's last one.
+    pub(super) copies: bool,
+    /// Reads whole directory trees (`grep -r`, `rg`, `cp -r`, `tar c`, `zip -r`, `rsync -a`).
+    pub(super) recursive: bool,
+    /// Searches the trees it reads (`grep -r`, `rg`, `ag`).
+    pub(super) searches: bool,
+    /// Enters hidden files and directories when recursive (`rg` and `ag` only with `--hidden`).
+    pub(super) hidden: bool,
+    /// The index of its pattern or program operand, which names no file.
+    pub(super) pattern: Option<usize>,
+    /// The file-name globs a recursive search is limited to (`grep --include`, `rg -g`); an
+    /// empty list for `rg -t` (file types, which name no secret file).
+    pub(super) only: Option<Vec<&'a str>>,
+}
+
+impl<'a> Verb<'a> {
+    pub(super) fn of(words: &'a [String], operands: &[usize]) -> Self {
+        let at = words
+            .iter()
+            .position(|w| !w.contains('=') && !WRAPPERS.contains(&w.as_str()))
+            .unwrap_or(words.len());
+        let name = words.get(at).map(|w| basename(w)).unwrap_or_default();
+        let in_place = edits_in_place(name, words);
+        let read_only = match name {
+            "find" => !words.iter().any(|w| FIND_ACTIONS.contains(&w.as_str())),
+            "git" => git_read_only(words),
+            _ => READERS.contains(&name),
+        };
+        let recursive = recursive(name, words);
+        let searches = recursive && ["grep", "egrep", "fgrep", "zgrep", "rg", "ag"].contains(&name);
+        let hidden = !["rg", "ag"].contains(&name) || has_flag(words, &["--hidden", "-."], '.');
+        let given = has_flag(words, &["--regexp", "--file", "--expression"], 'e')
+            || has_flag(words, &[], 'f');
+        let pattern = (PATTERN_FIRST.contains(&name) && !given)
+            .then(|| operands.first().copied())
+            .flatten();
+        let archives = match name {
+            "tar" => tar_creates(words),
+            "zip" | "7z" | "7za" => true,
+            _ => false,
+        };
+        Self {
+            name,
+            at,
+            reader: read_only && !in_place,
+            lists: LISTERS.contains(&name) && read_only,
+            prints: PRINTERS.contains(&name) && !in_place,
+            writes_all: WRITERS.contains(&name) || in_place,
+            copies: COPIERS.contains(&name) || archives,
+            recursive,
+            searches,
+            hidden,
+            pattern,
+            only: searches.then(|| search_limits(words)).flatten(),
+        }
+    }
+}
+
+/// The file-name globs a search's options limit it to, if they do (`--include=*.py`,
+/// `-g '*.rs'`, `--type rust`); exclusions (`-g '!x'`) are ignored.
+fn search_limits(words: &[String]) -> Option<Vec<&str>> {
+    let mut only: Option<Vec<&str>> = None;
+    let mut rest = words.iter().skip(1).map(String::as_str);
+    while let Some(word) = rest.next() {
+        let (option, value) = match word.split_once('=') {
+            Some((option, value)) if option.starts_with("--") => (option, Some(value)),
+            _ => (word, None),
+        };
+        let glob = match option {
+            "--include" | "--glob" | "--iglob" | "-g" => value.or_else(|| rest.next()),
+            "-t" | "--type" => {
+                only.get_or_insert_with(Vec::new);
+                continue;
+            }
+            _ if option.starts_with("-g") && !option.starts_with("--") => Some(&option[2..]),
+            _ if option.starts_with("-t") && !option.starts_with("--") => {
+                only.get_or_insert_with(Vec::new);
+                continue;
+            }
+            _ => continue,
+        };
+        if let Some(glob) = glob.filter(|g| !g.starts_with('!')) {
+            only.get_or_insert_with(Vec::new).push(glob);
+        }
+    }
+    only
+}
+
+impl Verb<'_> {
+    /// Whether `option` takes the file the command writes as its value (`curl -o`, `wget -O`).
+    pub(super) fn output_option(&self, option: &str) -> bool {
+        match self.name {
+            "curl" => option == "-o" || option == "--output",
+            "wget" => option == "-O" || option == "--output-document",
+            _ => false,
+        }
+    }
+}
+
+/// Whether a long option in `long` or a short flag `short` (alone or in a cluster) is given.
+fn has_flag(words: &[String], long: &[&str], short: char) -> bool {
+    words.iter().skip(1).any(|w| {
+        if w.starts_with("--") {
+            return long
+                .iter()
+                .any(|l| w == l || w.strip_prefix(l).is_some_and(|r| r.starts_with('=')));
+        }
+        long.contains(&w.as_str())
+            || w.strip_prefix('-')
+                .is_some_and(|f| f.chars().all(|c| c.is_ascii_alphanumeric() || c == '.'))
+                && w[1..].contains(short)
+    })
+}
+
+/// Whether `verb` reads whole directory trees with these flags.
+fn recursive(verb: &str, words: &[String]) -> bool {
+    match verb {
+        "rg" | "ag" => true,
+        "grep" | "egrep" | "fgrep" | "zgrep" => {
+            has_flag(words, &["--recursive", "--dereference-recursive"], 'r')
+                || has_flag(words, &[], 'R')
+                || words.iter().any(|w| w == "--directories=recurse")
+        }
+        "cp" => {
+            has_flag(words, &["--recursive", "--archive"], 'r')
+                || has_flag(words, &[], 'R')
+                || has_flag(words, &[], 'a')
+        }
+        "rsync" => has_flag(words, &["--recursive", "--archive"], 'r') || has_flag(words, &[], 'a'),
+        "scp" => has_flag(words, &[], 'r'),
+        "zip" => has_flag(words, &["--recurse-paths"], 'r'),
+        "tar" => tar_creates(words),
+        "7z" | "7za" => words.get(1).is_some_and(|w| w == "a"),
+        _ => false,
+    }
+}
+
+/// Whether a `tar` command creates or appends to an archive (`tar czf`, `tar -cf`, `--create`).
+fn tar_creates(words: &[String]) -> bool {
+    let bundled = words
+        .get(1)
+        .is_some_and(|w| !w.starts_with('-') && w.contains(['c', 'r', 'u']));
+    bundled
+        || words.iter().skip(1).any(|w| {
+            ["--create", "--append", "--update"].contains(&w.as_str())
+                || (w.starts_with('-') && !w.starts_with("--") && w.contains(['c', 'r', 'u']))
+        })
+}
+
+/// Whether a `git` command only reads: a subcommand of [`GIT_READ_ONLY`], `log` without patches.
+fn git_read_only(words: &[String]) -> bool {
+    let mut rest = words.iter().skip(1);
+    let sub = loop {
+        match rest.next().map(String::as_str) {
+            Some("-C" | "-c" | "--git-dir" | "--work-tree") => {
+                rest.next();
+            }
+            Some(w) if w.starts_with('-') => {}
+            other => break other,
+        }
+    };
+    let patches = words
+        .iter()
+        .any(|w| ["-p", "-u", "--patch", "-L"].contains(&w.as_str()) || w.starts_with("-L"));
+    sub.is_some_and(|s| GIT_READ_ONLY.contains(&s)) && !(sub == Some("log") && patches)
+}
+
+/// Whether `verb` edits its files in place: `sed -i`, `perl -pi`, `ruby -i`, `yq -i`.
+fn edits_in_place(verb: &str, words: &[String]) -> bool {
+    let before_i = match verb {
+        "sed" => "nEersuz",
+        "perl" | "ruby" => "pnlaew",
+        "yq" => "PCMenr",
+        _ => return false,
+    };
+    words.iter().any(|w| {
+        if let Some(long) = w.strip_prefix("--") {
+            return long == "inplace" || long == "in-place" || long.starts_with("in-place=");
+        }
+        w.strip_prefix('-').is_some_and(|flags| {
+            let lead = flags.trim_start_matches(|c| before_i.contains(c));
+            lead.starts_with('i')
+        })
+    })
+}

@@ -1,0 +1,277 @@
+//! The walk over a command's segments, and over the commands they run on their behalf
+//! (`$(…)`, `find -exec`, `xargs`): each word judged as a path, a `cd` followed, the files each
+//! segment writes remembered (running one later asks), recursive searches scanned, and each
+//! segment checked for code it runs unseen (`hidden`).
+
+use std::path::{Path, PathBuf};
+
+use super::candidates::candidates;
+use super::judgement::{Role, denied_at_top, judge_path};
+use super::verbs::{COPIERS, Verb};
+use super::words::{self, all_unknown, is_redirect_operator, operands, redirect_target, split};
+use super::{Reach, Reached};
+use crate::policy::command::hidden::segment_code;
+use crate::policy::command::nested::segment_payloads;
+use crate::policy::command::shell::{basename, top_level_segments};
+use crate::policy::paths::{PathPolicy, absolute, real};
+
+/// How deep commands inside commands (`$(…)` in `find -exec`…) are walked.
+const MAX_DEPTH: usize = 4;
+
+/// Commands that run the script file they are given.
+const SCRIPT_RUNNERS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "fish", "source", "."];
+
+/// Walks `command` from `cwd` (real).
+pub(super) fn walk(command: &str, cwd: PathBuf, paths: &PathPolicy) -> Reached {
+    let mut walk = Walk {
+        paths,
+        found: Reached::default(),
+        written: Vec::new(),
+        unknown_cwd: false,
+        listing: !feeds_names(command),
+    };
+    walk.command(command, cwd, 0);
+    walk.found
+}
+
+/// Whether `command` may feed the names a listing prints to another command (`| xargs`,
+/// `| while read`, `parallel`): a glob listing of the daemon's records is then judged as any
+/// other mention.
+fn feeds_names(command: &str) -> bool {
+    let plain = command.replace(['\'', '"', '\\'], "");
+    ["xargs", "read", "parallel"]
+        .iter()
+        .any(|w| plain.contains(w))
+}
+
+/// One walk over a command and the commands it runs.
+struct Walk<'p> {
+    paths: &'p PathPolicy,
+    found: Reached,
+    /// Files the segments walked so far may write.
+    written: Vec<PathBuf>,
+    /// A `cd` went to run-time text: the working directory is unknown.
+    unknown_cwd: bool,
+    /// A listing of the daemon's records by glob may run: no name it prints is read back.
+    listing: bool,
+}
+
+impl Walk<'_> {
+    /// Records a reach; `true` once the daemon's state is reached (nothing is stronger).
+    fn note(&mut self, reach: Option<Reach>) -> bool {
+        if let Some(Reach::DaemonState(_)) = reach {
+            self.found.reach = reach;
+            return true;
+        }
+        if let Some(reach) = reach
+            && self
+                .found
+                .reach
+                .as_ref()
+                .is_none_or(|found| rank(&reach) < rank(found))
+        {
+            self.found.reach = Some(reach);
+        }
+        false
+    }
+
+    /// Walks `command` from `cwd` (real); `true` once the daemon's state is reached.
+    fn command(&mut self, command: &str, mut cwd: PathBuf, depth: usize) -> bool {
+        for (offset, segment) in top_level_segments(command) {
+            let Some(lexed) = split(segment) else {
+                let words: Vec<String> = segment.split_whitespace().map(str::to_string).collect();
+                if self.segment(&words, &mut cwd, depth) {
+                    return true;
+                }
+                continue;
+            };
+            if self.segment(&lexed.words, &mut cwd, depth) {
+                return true;
+            }
+            if self.found.hidden.is_none() {
+                let before = command[..offset].trim_end();
+                let piped = before.ends_with('|') && !before.ends_with("||");
+                self.found.hidden = segment_code(&lexed.words, piped);
+            }
+            if depth < MAX_DEPTH {
+                let payloads = segment_payloads(&lexed.words);
+                for inner in lexed
+                    .substitutions
+                    .iter()
+                    .copied()
+                    .chain(payloads.iter().map(String::as_str))
+                {
+                    self.found.nested.push(inner.to_string());
+                    if self.command(inner, cwd.clone(), depth + 1) {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
+    }
+
+    /// Walks one segment's words; follows a `cd` in `cwd`.
+    fn segment(&mut self, words: &[String], cwd: &mut PathBuf, depth: usize) -> bool {
+        let paths = self.paths;
+        let operands = operands(words);
+        let verb = Verb::of(words, &operands);
+        let last = operands.last().copied();
+        let into = copy_destination(&verb, words, last, cwd, paths);
+        let mut after_redirect = false;
+        let mut written_here = Vec::new();
+        for (index, word) in words.iter().enumerate() {
+            let (target, redirected) = redirect_target(word, after_redirect);
+            after_redirect = is_redirect_operator(word);
+            let Some(target) = target else { continue };
+            // The pattern of a search names no file; nor does a command name without a `/`
+            // (it is looked up in PATH), nor a wrapper before it.
+            let command_word = index <= verb.at && !word.contains(['/', '=']);
+            if (Some(index) == verb.pattern || command_word) && !redirected {
+                continue;
+            }
+            let operand = operands.contains(&index);
+            let role = Role {
+                redirected,
+                written: redirected
+                    || verb.writes_all
+                    || (COPIERS.contains(&verb.name) && Some(index) == last)
+                    || (verb.name == "dd" && word.starts_with("of="))
+                    || index
+                        .checked_sub(1)
+                        .and_then(|i| words.get(i))
+                        .is_some_and(|option| verb.output_option(option)),
+                copied: verb.copies
+                    && operand
+                    && (Some(index) != last || !COPIERS.contains(&verb.name)),
+                matched: false,
+            };
+            let mut found = candidates(target, cwd, paths, verb.prints);
+            if self.unknown_cwd && !target.starts_with(['/', '~', '$']) {
+                // After `cd "$dir"` a relative name may be in any Hermes home.
+                found
+                    .paths
+                    .push(absolute(Path::new(target), paths.hermes_home()));
+            }
+            let role = Role {
+                // A listing's exception holds only where its names are not fed to a command.
+                matched: found.matched && self.listing && depth == 0,
+                ..role
+            };
+            if let Some((source, _)) = target.split_once(':')
+                && source.starts_with(['/', '~', '$', '.'])
+            {
+                // A `src:dst` mount (`docker run -v ~/.hermes:/h`).
+                found
+                    .paths
+                    .extend(candidates(source, cwd, paths, false).paths);
+            }
+            if let Some(dir) = into.as_ref().filter(|_| Some(index) != last) {
+                found.paths.extend(
+                    Path::new(target)
+                        .file_name()
+                        .map(|name| real(&dir.join(name))),
+                );
+            }
+            for path in &found.paths {
+                if self.note(judge_path(path, &verb, &role, paths)) {
+                    return true;
+                }
+            }
+            if role.written {
+                written_here.extend(found.paths);
+            }
+        }
+        if verb.searches {
+            self.search(words, &verb, &operands, cwd);
+        }
+        self.runs_written(words, &verb, &operands, cwd);
+        self.written.extend(written_here);
+        if let (true, Some(dir)) = (["cd", "pushd"].contains(&verb.name), words.get(1)) {
+            self.unknown_cwd = dir.contains(words::UNKNOWN);
+            *cwd = paths.resolve_in(dir, cwd);
+        }
+        false
+    }
+
+    /// A recursive search prints the files the read tools deny at the top of the directories
+    /// it searches (the working directory when it is given none). A recursive copy or archive
+    /// is not scanned: deploying a project (`rsync -a ./ host:app/`) copies its `.env` on purpose.
+    fn search(&mut self, words: &[String], verb: &Verb<'_>, operands: &[usize], cwd: &Path) {
+        let mut dirs: Vec<PathBuf> = operands
+            .iter()
+            .filter(|&&i| Some(i) != verb.pattern)
+            .filter_map(|&i| words.get(i))
+            .filter(|w| !all_unknown(w))
+            .map(|w| self.paths.resolve_in(w, cwd))
+            .collect();
+        if dirs.is_empty() {
+            dirs.push(cwd.to_path_buf());
+        }
+        for dir in dirs {
+            if let Some(file) = denied_at_top(&dir, verb, self.paths) {
+                self.note(Some(Reach::Search { dir, file }));
+            }
+        }
+    }
+
+    /// A script runner (`bash x`, `source x`, `./x`) of a file an earlier segment wrote.
+    fn runs_written(&mut self, words: &[String], verb: &Verb<'_>, operands: &[usize], cwd: &Path) {
+        if self.written.is_empty() {
+            return;
+        }
+        let script = if SCRIPT_RUNNERS.contains(&verb.name) {
+            // `sh x`, or `sh < x`, `sh <x`.
+            let first = operands.first().and_then(|&i| words.get(i));
+            match first.map(String::as_str) {
+                Some("<") => operands.get(1).and_then(|&i| words.get(i)),
+                _ => first,
+            }
+            .map(|w| w.strip_prefix('<').unwrap_or(w))
+        } else {
+            words
+                .iter()
+                .find(|w| !w.contains('=') && basename(w) == verb.name)
+                .filter(|w| w.contains('/'))
+                .map(String::as_str)
+        };
+        let Some(script) = script else { return };
+        let path = self.paths.resolve_in(script, cwd);
+        if self.written.contains(&path) {
+            self.note(Some(Reach::RunsWritten(path)));
+        }
+    }
+}
+
+/// Which reach is reported when a command has several: the daemon's state, then writes and
+/// prints, then copies, searches and runs (`mv /tmp/.env ~/.hermes/` is a write first).
+fn rank(reach: &Reach) -> u8 {
+    match reach {
+        Reach::DaemonState(_) => 0,
+        Reach::SettingsWrite(_)
+        | Reach::Home(_)
+        | Reach::SecretRead(_)
+        | Reach::ConsentWrite { .. } => 1,
+        Reach::SecretCopy(_) | Reach::Above(_) | Reach::Search { .. } | Reach::RunsWritten(_) => 2,
+    }
+}
+
+/// The directory a `cp`/`mv`/`install`/`ln`/`rsync` writes its sources into, if its last
+/// operand is one (an existing directory, or written with a trailing `/`).
+fn copy_destination(
+    verb: &Verb<'_>,
+    words: &[String],
+    last: Option<usize>,
+    cwd: &Path,
+    paths: &PathPolicy,
+) -> Option<PathBuf> {
+    if !COPIERS.contains(&verb.name) {
+        return None;
+    }
+    let word = words.get(last?)?;
+    if word.contains(['*', '?', '[', words::UNKNOWN]) {
+        return None;
+    }
+    let dir = paths.resolve_in(word, cwd);
+    (word.ends_with('/') || dir.is_dir()).then_some(dir)
+}
