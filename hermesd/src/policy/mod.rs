@@ -17,8 +17,7 @@ pub use ansi::strip_ansi;
 
 pub use command::{
     CommandPolicy, Danger, OVERWRITE_KEY, PARSER_LIMIT_KEY, PATTERNS_UNAVAILABLE_KEY,
-    SECRET_READ_KEY, Verdict, detect_dangerous, detect_dangerous_in, detect_hardline,
-    detect_sudo_stdin_guess,
+    SECRET_READ_KEY, Verdict,
 };
 pub use secrets::{SecretMasker, StreamMasker};
 pub use threat::{

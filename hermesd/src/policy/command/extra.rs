@@ -114,15 +114,15 @@ fn truncating_redirections(command: &str) -> Vec<usize> {
     targets
 }
 
-/// Resolve a redirection target to a path, or `None` when it depends on expansion.
-fn resolve_target(target: &str, cwd: &Path) -> Option<PathBuf> {
+/// Resolve a redirection target to a path (`~` is `user_home`), or `None` when it depends on
+/// expansion.
+fn resolve_target(target: &str, cwd: &Path, user_home: Option<&Path>) -> Option<PathBuf> {
     if target.is_empty() || target.contains(['$', '`', '*', '?', '[']) {
         return None;
     }
     let path = match target.strip_prefix('~') {
         Some(rest) if rest.is_empty() || rest.starts_with('/') => {
-            let home = std::env::var_os("HOME")?;
-            PathBuf::from(home).join(rest.trim_start_matches('/'))
+            user_home?.join(rest.trim_start_matches('/'))
         }
         Some(_) => return None,
         None => cwd.join(target),
@@ -131,14 +131,19 @@ fn resolve_target(target: &str, cwd: &Path) -> Option<PathBuf> {
     (!device).then_some(path)
 }
 
-/// A redirection in `normalized` that would truncate an existing regular file.
-pub(super) fn overwritten_existing_file(normalized: &str, cwd: &Path) -> Option<Danger> {
+/// A redirection in `normalized` that would truncate an existing regular file (`~` is
+/// `user_home`, the policy's, never the process environment's).
+pub(super) fn overwritten_existing_file(
+    normalized: &str,
+    cwd: &Path,
+    user_home: Option<&Path>,
+) -> Option<Danger> {
     truncating_redirections(normalized)
         .into_iter()
         .find_map(|at| {
             let (start, end) = read_word(normalized, at);
             let target = deobfuscate_word(&normalized[start..end]);
-            let path = resolve_target(&target, cwd)?;
+            let path = resolve_target(&target, cwd, user_home)?;
             let is_file = std::fs::metadata(&path).is_ok_and(|m| m.is_file());
             is_file.then_some(Danger::named(OVERWRITE_KEY))
         })

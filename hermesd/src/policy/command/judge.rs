@@ -243,10 +243,9 @@ impl CommandPolicy {
             }
             None => {}
         }
-        let dangers = std::iter::once(
-            detect_prepared(&prepared)
-                .or_else(|| super::extra::overwritten_existing_file(&normalized, cwd)),
-        )
+        let dangers = std::iter::once(detect_prepared(&prepared).or_else(|| {
+            super::extra::overwritten_existing_file(&normalized, cwd, self.paths.user_home())
+        }))
         .chain(reached.nested.iter().map(|inner| {
             let inner = normalize_with(inner, &self.folds);
             hardline_normalized(&inner).or_else(|| detect_normalized(&inner))

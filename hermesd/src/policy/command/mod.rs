@@ -36,14 +36,18 @@ pub use self::protected::{RUNS_WRITTEN_KEY, SETTINGS_WRITE_KEY};
 pub use self::stdin::{INTERPRETER_WRITE_KEY, complete_commands};
 
 use std::collections::HashSet;
+#[cfg(test)]
 use std::path::Path;
 use std::sync::LazyLock;
 
 use regex::{Regex, RegexSet, RegexSetBuilder};
 
 use self::exec_flags::{MALFORMED_EXEC, execution_flag_findings};
-use self::extra::{overwritten_existing_file, secret_file_read};
+#[cfg(test)]
+use self::extra::overwritten_existing_file;
+use self::extra::secret_file_read;
 use self::grep::grep_safe_variant;
+#[cfg(test)]
 use self::normalize::{normalize, parser_limit_exceeded};
 use self::patterns::{Rule, RuleCheck, SUDO_STDIN, dangerous_rules, hardline_rules};
 use self::shell::{command_word_spans, mark_command_starts};
@@ -246,6 +250,7 @@ pub(super) fn detect_prepared(prepared: &Prepared<'_>) -> Option<Danger> {
     secret_file_read(prepared.normalized)
 }
 
+#[cfg(test)] // the daemon judges through CommandPolicy, with its own homes
 /// Whether `command` needs the user's approval before the `terminal` tool runs it.
 ///
 /// Covers every `DANGEROUS_PATTERNS` rule of Hermes (recursive/root deletes, `chmod 777`,
@@ -262,6 +267,7 @@ pub fn detect_dangerous(command: &str) -> Option<Danger> {
     detect_normalized(&normalize(command))
 }
 
+#[cfg(test)] // the daemon judges through CommandPolicy, with its own homes
 /// [`detect_dangerous`] plus one filesystem-dependent rule (not in Hermes): a `>` / `>|` / `&>`
 /// redirection that would truncate an *existing regular file*. Relative targets resolve
 /// against `cwd`, `~` against `$HOME`. This calls `stat`, so from async code run it on a
@@ -271,9 +277,12 @@ pub fn detect_dangerous_in(command: &str, cwd: &Path) -> Option<Danger> {
         return Some(Danger::named(PARSER_LIMIT_KEY));
     }
     let normalized = normalize(command);
-    detect_normalized(&normalized).or_else(|| overwritten_existing_file(&normalized, cwd))
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    detect_normalized(&normalized)
+        .or_else(|| overwritten_existing_file(&normalized, cwd, home.as_deref()))
 }
 
+#[cfg(test)] // the daemon judges through CommandPolicy, with its own homes
 /// Hermes' unconditional blocklist: commands refused even in "yolo" / approvals-off mode
 /// (`rm -rf /` and system/home roots, `mkfs`, `dd`/redirect to raw disks, fork bomb,
 /// `kill -1`, shutdown/reboot/halt/init 0). Also refuses oversized or malformed input.
@@ -300,6 +309,7 @@ pub(super) fn hardline_prepared(prepared: &Prepared<'_>) -> Option<Danger> {
     prepared.first_match(rules).map(Danger::named)
 }
 
+#[cfg(test)] // the daemon judges through CommandPolicy, with its own homes
 /// `sudo -S` at a command start: the model piping a guessed password to sudo. Hermes blocks
 /// this unconditionally when no sudo password is configured; the caller checks that.
 pub fn detect_sudo_stdin_guess(command: &str) -> Option<Danger> {

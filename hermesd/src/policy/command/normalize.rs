@@ -6,6 +6,7 @@
 //! empty `''`/`""` literals, and expand `$IFS` / `${IFS…}` to a space.
 
 use std::borrow::Cow;
+#[cfg(test)]
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
@@ -85,7 +86,9 @@ impl HomeFolds {
     }
 
     /// Folds from the process environment: `HERMES_HOME` (default `~/.hermes`) and `HOME`,
-    /// each also in its symlink-resolved form.
+    /// each also in its symlink-resolved form (for the tests of Hermes' free functions; the
+    /// daemon's policy folds its own homes).
+    #[cfg(test)]
     fn from_env() -> Self {
         let home = std::env::var("HOME").unwrap_or_default();
         let hermes = std::env::var("HERMES_HOME")
@@ -121,6 +124,7 @@ impl HomeFolds {
     }
 }
 
+#[cfg(test)]
 fn expand_tilde(path: &str, home: &str) -> PathBuf {
     match path.strip_prefix('~') {
         Some(rest) if rest.is_empty() || rest.starts_with('/') => {
@@ -146,9 +150,11 @@ fn home_prefix_regex(path: &str) -> Option<Regex> {
 }
 
 /// Home folds of this process, resolved once on first use.
+#[cfg(test)]
 static PROCESS_HOME_FOLDS: LazyLock<HomeFolds> = LazyLock::new(HomeFolds::from_env);
 
 /// Normalise `command` with the process's home folds.
+#[cfg(test)]
 pub(super) fn normalize(command: &str) -> String {
     normalize_with(command, &PROCESS_HOME_FOLDS)
 }
