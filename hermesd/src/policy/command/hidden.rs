@@ -68,7 +68,8 @@ pub(super) fn segment_code(words: &[String], piped: bool) -> Option<Danger> {
     let key = if AWKS.contains(&name) {
         args.iter().any(|w| awk_runs(w)).then_some(AWK_COMMAND_KEY)
     } else if name == "git" {
-        git_program(args).then_some(GIT_PROGRAM_KEY)
+        (git_program(args) || words[..at].iter().any(|w| git_env_program(w)))
+            .then_some(GIT_PROGRAM_KEY)
     } else if piped && STDIN_RUNNERS.contains(&name) {
         reads_program_from_stdin(args).then_some(PIPE_SHELL_KEY)
     } else {
@@ -105,6 +106,37 @@ fn piped_to_variable(compact: &str) -> bool {
             && rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
             && ends
     })
+}
+
+/// Variables of git's environment whose value is a program it runs (`GIT_PAGER`, `PAGER`, the
+/// editors, ssh and askpass helpers, `GIT_EXTERNAL_DIFF`), or configuration it reads as `-c`.
+const GIT_ENV_PROGRAMS: &[&str] = &[
+    "GIT_PAGER",
+    "PAGER",
+    "GIT_EDITOR",
+    "EDITOR",
+    "VISUAL",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PROXY_COMMAND",
+    "GIT_EXEC_PATH",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+];
+
+/// Whether an assignment before `git` (`GIT_PAGER='sh -c id' git log`) names a program git
+/// runs; a plain pager is not one.
+fn git_env_program(word: &str) -> bool {
+    let Some((name, value)) = word.split_once('=') else {
+        return false;
+    };
+    let pager = name == "GIT_PAGER" || name == "PAGER";
+    (GIT_ENV_PROGRAMS.contains(&name) || name.starts_with("GIT_CONFIG_KEY_"))
+        && !(pager && PLAIN_PAGERS.contains(&value.trim()))
 }
 
 /// Whether git's options (before the subcommand) set a program-naming key.
@@ -184,6 +216,13 @@ mod tests {
         assert_eq!(key("git -c color.ui=always log"), None);
         assert_eq!(key("git -c core.pager=cat log"), None);
         assert_eq!(key("git log -c"), None);
+        assert_eq!(key("GIT_PAGER='sh -c id' git log"), Some(GIT_PROGRAM_KEY));
+        assert_eq!(
+            key("env GIT_SSH_COMMAND='sh -c id' git fetch"),
+            Some(GIT_PROGRAM_KEY)
+        );
+        assert_eq!(key("GIT_PAGER=cat git log"), None);
+        assert_eq!(key("GIT_AUTHOR_NAME=x git commit -m y"), None);
         assert_eq!(key("printf 'x' | sh"), Some(PIPE_SHELL_KEY));
         assert_eq!(key("cat x | bash -s -- a"), Some(PIPE_SHELL_KEY));
         assert_eq!(key("cat x | bash build.sh"), None);
