@@ -158,7 +158,6 @@ impl Toolbox {
         }
     }
 
-    /// Whether the loop guard should ignore repeats of this call.
     /// Whether any of `calls` may have effects (see [`Tool::has_effects`]); an unknown tool or
     /// arguments that do not parse count as effects.
     pub fn any_effects(&self, calls: &[ToolCall]) -> bool {
@@ -170,6 +169,7 @@ impl Toolbox {
         )
     }
 
+    /// Whether the loop guard should ignore repeats of this call.
     pub fn is_polling(&self, call: &ToolCall) -> bool {
         match (self.get(&call.name), call.parsed_arguments()) {
             (Some(tool), Ok(args)) => tool.is_polling(&args),
