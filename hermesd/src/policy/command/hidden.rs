@@ -1,8 +1,8 @@
 //! Code a command runs that its words do not show as a command: an awk program that calls
 //! `system()` or pipes to or from a command, a `git -c` option or an assignment in front of `git`
 //! naming a program (a pager, an editor, an ssh command, hooks, a `!` alias…), and text piped
-//! into a bare shell or interpreter
-//! (`printf '…' | sh`), which runs whatever the text before it makes.
+//! into a bare shell or interpreter (`printf '…' | sh`), which runs whatever the text before it
+//! makes.
 
 use super::Danger;
 use super::shell::basename;
