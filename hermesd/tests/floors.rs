@@ -14,6 +14,7 @@ const FLOORS: &[(&str, u32)] = &[
     ("ids", 2),
     ("logging", 2),
     ("cli", 2),
+    ("residency", 2),
     ("store", 3),
     ("hub", 4),
     ("policy", 4),
