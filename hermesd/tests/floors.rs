@@ -136,3 +136,18 @@ fn the_import_reader_sees_paths_and_groups() {
     let names: Vec<&str> = found.iter().map(String::as_str).collect();
     assert_eq!(names, ["agent", "cron", "hub", "store"]);
 }
+
+/// A new top-level module gets a floor here (and in `docs/architecture.md`), or its imports
+/// would go unchecked.
+#[test]
+fn every_module_has_a_floor() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let missing: BTreeSet<String> = files
+        .iter()
+        .filter_map(|file| module_of(&src, file))
+        .filter(|module| !["lib", "main"].contains(&module.as_str()) && floor(module).is_none())
+        .collect();
+    assert!(missing.is_empty(), "modules without a floor: {missing:?}");
+}
