@@ -89,11 +89,11 @@ mod tests {
         }
     }
 
+    /// This process's own code and libraries are advised out (a kernel before 5.4 refuses, and
+    /// this fails there).
     #[test]
-    fn code_paged_out_still_runs() {
+    fn this_process_has_mappings_to_page_out() {
         let released = release_start_up_memory();
         assert!(released.mapped_bytes > 0, "{released:?}");
-        // What was paged out is paged in again on use.
-        assert_eq!(format!("{:?}", Some(1 + 1)), "Some(2)");
     }
 }
