@@ -134,13 +134,8 @@ mod tests {
         const PIECES: &[&str] = &["curl ", "CURL\t", "x", "xxxxxxxxxx", "\n", " $API_KEY", " "];
         let rules = curl_rule();
         let gap = Gap::of(CURL).unwrap();
-        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = fastrand::Rng::with_seed(0x2545_f491_4f6c_dd1d);
+        let mut next = move || rng.u64(..);
         let (mut crowded, mut clear) = (0, 0);
         for _ in 0..400 {
             let len = next() % 120 + 1;
