@@ -9,7 +9,10 @@
 //! to a slower engine, and the rule counts as matching: the time stays linear, and a text made
 //! to defeat the check is refused, never let through. In front of that check, a guard (`gap`)
 //! refuses a text whose gap is crowded by its anchors (dozens of `curl` within 2,048 characters
-//! of one line) after one cheap pass, without building the automaton at all.
+//! of one line) after one cheap pass, without building the automaton at all. A rule with one
+//! bounded gap at the top level (all of Hermes' but two) skips that automaton: `bounded`
+//! measures the gap from each anchor instead, exactly, with the same guard and a budget of its
+//! own (fail closed).
 //!
 //! Everything is byte-oriented and ASCII (`\w`, `\s`, `\b` are ASCII, case folding is ASCII):
 //! the lazy DFA then stays small and fast on any input. Callers fold non-ASCII text first (see
@@ -20,6 +23,7 @@ use std::sync::OnceLock;
 use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder, SetMatches};
 use regex_automata::{Input, hybrid::dfa::DFA, nfa::thompson, util::syntax};
 
+use super::bounded::{Bounded, Outcome};
 use super::gap::Gap;
 
 /// NFA/DFA budget of one compiled set (the default 10 MiB is too small for ~140 rules).
@@ -67,6 +71,8 @@ struct LazyRule {
     check: OnceLock<Option<DFA>>,
     /// The guard in front of `check` (see `gap`).
     gap: OnceLock<Option<Gap>>,
+    /// For a rule with one bounded gap, the exact search that replaces `gap` and `check`.
+    bounded: OnceLock<Option<Bounded>>,
 }
 
 impl LazyRule {
@@ -79,6 +85,19 @@ impl LazyRule {
     /// Whether the exact pattern matches somewhere in `haystack`; `true` when it failed to
     /// compile, its gap's anchors crowd (see `gap`) or the search gave up (fail closed).
     fn confirms(&self, haystack: &[u8]) -> bool {
+        if let Some(bounded) = self.bounded.get_or_init(|| Bounded::of(&self.source)) {
+            let outcome = bounded.search(haystack);
+            match outcome {
+                Outcome::Crowded => tracing::warn!(
+                    "threat rule's bounded gap crowded by its anchors; counted as a match"
+                ),
+                Outcome::GaveUp => {
+                    tracing::warn!("threat rule's bounded search gave up; counted as a match");
+                }
+                Outcome::Match | Outcome::Clear => {}
+            }
+            return outcome.counts_as_match();
+        }
         let gap = self.gap.get_or_init(|| Gap::of(&self.source));
         if gap.as_ref().is_some_and(|gap| gap.crowded(haystack)) {
             tracing::warn!("threat rule's bounded gap crowded by its anchors; counted as a match");
@@ -151,6 +170,7 @@ impl RuleSet {
                 regex: OnceLock::new(),
                 check: OnceLock::new(),
                 gap: OnceLock::new(),
+                bounded: OnceLock::new(),
             })
             .collect();
         Ok(Self { set, rules })

@@ -21,17 +21,23 @@ const CROWD_LIMIT: usize = 32;
 
 /// A rule's first bounded gap, `[^c]{0,N}`, and the pattern before it.
 pub(crate) struct Gap {
-    anchor: Regex,
+    /// The pattern before the gap (its anchor).
+    pub(super) anchor: Regex,
     /// The one byte the gap does not cross (`\n` or `>`).
-    excluded: u8,
+    pub(super) excluded: u8,
     /// The gap's bound, N (one byte a character after folding).
-    width: usize,
+    pub(super) width: usize,
 }
 
 impl Gap {
     /// The first bounded gap of `pattern` and its anchor; `None` when there is none, or it is
     /// not of the form `[^c]{0,N}` with one excluded character (then only the check runs).
     pub fn of(pattern: &str) -> Option<Self> {
+        Self::split(pattern).map(|(gap, _, _)| gap)
+    }
+
+    /// [`Gap::of`], with the text of `pattern` before the gap and after it.
+    pub fn split(pattern: &str) -> Option<(Self, &str, &str)> {
         let at = pattern.find("[^")?;
         let rest = pattern.get(at + 2..)?;
         let close = rest.find("]{0,")?;
@@ -41,43 +47,65 @@ impl Gap {
             _ => return None,
         };
         let bound = rest.get(close + 4..)?;
-        let width = bound.get(..bound.find('}')?)?.parse().ok()?;
-        let anchor = RegexBuilder::new(pattern.get(..at)?)
+        let brace = bound.find('}')?;
+        let width = bound.get(..brace)?.parse().ok()?;
+        let head = pattern.get(..at)?;
+        let anchor = RegexBuilder::new(head)
             .case_insensitive(true)
             .unicode(false)
             .build()
             .ok()?;
-        Some(Self {
+        let gap = Self {
             anchor,
             excluded,
             width,
-        })
+        };
+        Some((gap, head, bound.get(brace + 1..)?))
     }
 
     /// Whether more than [`CROWD_LIMIT`] anchors start within one gap's width of each other,
     /// with no excluded byte between them.
     pub fn crowded(&self, haystack: &[u8]) -> bool {
-        let mut window: VecDeque<usize> = VecDeque::with_capacity(CROWD_LIMIT + 1);
-        for found in self.anchor.find_iter(haystack) {
-            let start = found.start();
-            if let Some(&last) = window.back() {
-                let between = haystack.get(last..start).unwrap_or_default();
-                if memchr::memchr(self.excluded, between).is_some() {
-                    window.clear();
-                }
-            }
-            while window
-                .front()
-                .is_some_and(|&first| start - first > self.width)
-            {
-                window.pop_front();
-            }
-            window.push_back(start);
-            if window.len() > CROWD_LIMIT {
-                return true;
+        let mut crowd = Crowd::new(self);
+        self.anchor
+            .find_iter(haystack)
+            .any(|found| crowd.push(haystack, found.start()))
+    }
+}
+
+/// The anchors' starts counted for [`Gap::crowded`], one at a time, in the order `find_iter`
+/// reports them (the exact search in `bounded` counts the same starts in its own pass).
+pub(crate) struct Crowd<'g> {
+    gap: &'g Gap,
+    window: VecDeque<usize>,
+}
+
+impl<'g> Crowd<'g> {
+    pub fn new(gap: &'g Gap) -> Self {
+        Self {
+            gap,
+            window: VecDeque::with_capacity(CROWD_LIMIT + 1),
+        }
+    }
+
+    /// Counts an anchor starting at `start` (after every earlier one); `true` once more than
+    /// [`CROWD_LIMIT`] start within one gap's width with no excluded byte between them.
+    pub fn push(&mut self, haystack: &[u8], start: usize) -> bool {
+        if let Some(&last) = self.window.back() {
+            let between = haystack.get(last..start).unwrap_or_default();
+            if memchr::memchr(self.gap.excluded, between).is_some() {
+                self.window.clear();
             }
         }
-        false
+        while self
+            .window
+            .front()
+            .is_some_and(|&first| start.saturating_sub(first) > self.gap.width)
+        {
+            self.window.pop_front();
+        }
+        self.window.push_back(start);
+        self.window.len() > CROWD_LIMIT
     }
 }
 

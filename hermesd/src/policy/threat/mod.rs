@@ -9,6 +9,7 @@
 //! context file after its head-and-tail cut, a whole memory entry, a whole cron prompt). The
 //! time is linear in the text; see `tests/src/bin/bench-policy.rs` for the figures.
 
+mod bounded;
 mod engine;
 mod fold;
 mod gap;

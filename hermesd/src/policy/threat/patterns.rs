@@ -286,3 +286,10 @@ pub(super) fn all_patterns_compile() -> bool {
                 .is_some_and(|scope| scope.rules.as_ref().is_ok_and(RuleSet::all_compile))
         })
 }
+
+/// Every rule's exact pattern that its set runs as a superset (for the tests).
+#[cfg(test)]
+pub(super) fn bounded_patterns() -> Vec<String> {
+    let exact = table().into_iter().map(|(exact, _, _)| exact);
+    exact.filter(|p| unbounded(p) != *p).collect()
+}
