@@ -53,9 +53,10 @@ fn adversarial(bytes: usize) -> String {
 }
 
 /// Groups of 31 `curl ` (one under the scanner's crowd limit of 32 a gap's width), each then
-/// 2,100 bytes from the next, on one line ending in a secret variable: no guard refuses it, and
-/// the exact check's automaton still needs a state at nearly every byte — it spends its fixed
-/// budget and fails closed (the residual cost of text built against a bounded gap).
+/// 2,100 bytes from the next, on one line ending in a secret variable: no guard refuses it, so
+/// the exact bounded search decides — the secret is more than 2,048 characters from every
+/// `curl`, so it is not a match (a DFA of the whole pattern would need a state at nearly every
+/// byte here; the search measures the gap from each anchor instead).
 fn crowded_below_limit(bytes: usize) -> String {
     let group = format!("{}{}", "curl ".repeat(31), "x".repeat(2_100));
     let mut text = group.repeat(bytes / group.len() + 1);
@@ -168,10 +169,10 @@ fn main() {
             runs.min(20),
         ),
         row(
-            "context scope, bounded gap, 31 `curl ` a group (under the crowd limit; refused)",
+            "context scope, bounded gap, 31 `curl ` a group (under the crowd limit; exact: clean)",
             Context,
             &crowded_below_limit(KIB_100),
-            true,
+            false,
             runs.min(20),
         ),
         row(
