@@ -35,14 +35,13 @@ pub use self::judge::{Ask, Clearance, CommandPolicy, Pending, Verdict};
 pub use self::protected::{RUNS_WRITTEN_KEY, SETTINGS_WRITE_KEY};
 pub use self::stdin::{INTERPRETER_WRITE_KEY, complete_commands};
 
-use std::collections::HashSet;
 #[cfg(test)]
 use std::path::Path;
 use std::sync::LazyLock;
 
 use regex::{Regex, RegexSet, RegexSetBuilder};
 
-use self::exec_flags::{MALFORMED_EXEC, execution_flag_findings};
+use self::exec_flags::{MALFORMED_EXEC, execution_flag_findings, execution_flag_findings_in};
 #[cfg(test)]
 use self::extra::overwritten_existing_file;
 use self::extra::secret_file_read;
@@ -50,7 +49,10 @@ use self::grep::grep_safe_variant;
 #[cfg(test)]
 use self::normalize::{normalize, parser_limit_exceeded};
 use self::patterns::{Rule, RuleCheck, SUDO_STDIN, dangerous_rules, hardline_rules};
-use self::shell::{command_word_spans, mark_command_starts};
+use self::shell::{
+    CommandWord, command_starts, command_word_spans_at, mark_command_starts,
+    mark_command_starts_at, segment_command_words,
+};
 use self::words::deobfuscate_word;
 
 /// A detected danger. `key` identifies the rule for "approved for this session / always";
@@ -152,29 +154,29 @@ fn delete_without_where(text: &str) -> bool {
 }
 
 /// The texts each rule table is matched against, in Python's order (first is the
-/// `grep`-safe normalised command).
+/// `grep`-safe normalised command), given the command words of `normalized`.
 ///
 /// Also whether the command's `grep` quoting is malformed, and the first inline-code finding
 /// of the command itself (both computed on the way).
-fn detection_variants(normalized: &str) -> (Vec<String>, bool, Option<&'static str>) {
-    let (grep_safe, malformed) = grep_safe_variant(normalized);
-    let mut first_flag = None;
-    let mut seen: HashSet<String> = HashSet::from([grep_safe.clone()]);
-    let mut variants = vec![grep_safe.clone()];
-    let mut add = |variant: String, variants: &mut Vec<String>| {
-        if seen.insert(variant.clone()) {
+fn detection_variants(
+    normalized: &str,
+    words: &[CommandWord<'_>],
+) -> (Vec<String>, bool, Option<&'static str>) {
+    let (grep_safe, malformed) = grep_safe_variant(normalized, words);
+    let mut variants = vec![grep_safe];
+    // Few variants: a linear search is cheaper than hashing them.
+    let add = |variant: String, variants: &mut Vec<String>| {
+        if variants.contains(&variant) {
+            false
+        } else {
             variants.push(variant);
             true
-        } else {
-            false
         }
     };
-    let mut pending = vec![normalized.to_owned()];
-    while let Some(variant) = pending.pop() {
-        let findings = execution_flag_findings(&variant);
-        if variant == normalized {
-            first_flag = first_flag.or(findings.first().map(|f| f.description));
-        }
+    let own = execution_flag_findings_in(words);
+    let first_flag = own.first().map(|f| f.description);
+    let mut pending = vec![own];
+    while let Some(findings) = pending.pop() {
         for finding in findings {
             let Some(payload) = finding.payload.filter(|p| !p.is_empty()) else {
                 continue;
@@ -186,17 +188,28 @@ fn detection_variants(normalized: &str) -> (Vec<String>, bool, Option<&'static s
             if marked != payload {
                 add(marked, &mut variants);
             }
-            pending.push(payload);
+            // The payload's own findings: the normalised command itself is never walked again
+            // (a payload equal to it is a variant already).
+            if payload != normalized {
+                pending.push(execution_flag_findings(&payload));
+            }
         }
     }
-    let marked = mark_command_starts(&grep_safe);
-    if marked != grep_safe {
+    // The command starts of the normalised command, shared by the marked variant (when the
+    // grep-safe text is the command itself) and the de-obfuscated command words.
+    let starts = command_starts(normalized);
+    let marked = if variants[0] == normalized {
+        mark_command_starts_at(normalized, &starts)
+    } else {
+        mark_command_starts(&variants[0])
+    };
+    if marked != variants[0] {
         add(marked, &mut variants);
     }
-    for (start, end) in command_word_spans(normalized) {
+    for (start, end) in command_word_spans_at(normalized, &starts) {
         let word = &normalized[start..end];
         let deobfuscated = deobfuscate_word(word);
-        if deobfuscated.is_empty() || deobfuscated == word {
+        if deobfuscated.is_empty() || *deobfuscated == *word {
             continue;
         }
         let variant = [&normalized[..start], &deobfuscated, &normalized[end..]].concat();
@@ -206,9 +219,9 @@ fn detection_variants(normalized: &str) -> (Vec<String>, bool, Option<&'static s
 }
 
 /// A normalised command with its detection variants, lower-cased, computed once for both rule
-/// tables.
+/// tables, and its command words.
 pub(super) struct Prepared<'a> {
-    normalized: &'a str,
+    words: Vec<CommandWord<'a>>,
     variants: Vec<String>,
     malformed: bool,
     first_flag: Option<&'static str>,
@@ -216,10 +229,17 @@ pub(super) struct Prepared<'a> {
 
 impl<'a> Prepared<'a> {
     pub(super) fn new(normalized: &'a str) -> Self {
-        let (variants, malformed, first_flag) = detection_variants(normalized);
-        let variants = variants.into_iter().map(|v| v.to_lowercase()).collect();
+        let words = segment_command_words(normalized);
+        let (mut variants, malformed, first_flag) = detection_variants(normalized, &words);
+        for variant in &mut variants {
+            if variant.is_ascii() {
+                variant.make_ascii_lowercase();
+            } else {
+                *variant = variant.to_lowercase();
+            }
+        }
         Self {
-            normalized,
+            words,
             variants,
             malformed,
             first_flag,
@@ -247,7 +267,7 @@ pub(super) fn detect_prepared(prepared: &Prepared<'_>) -> Option<Danger> {
     if let Some(description) = prepared.first_flag {
         return Some(Danger::named(description));
     }
-    secret_file_read(prepared.normalized)
+    secret_file_read(&prepared.words)
 }
 
 #[cfg(test)] // the daemon judges through CommandPolicy, with its own homes
@@ -318,7 +338,7 @@ pub fn detect_sudo_stdin_guess(command: &str) -> Option<Danger> {
 
 /// [`detect_sudo_stdin_guess`] on a normalised command.
 fn sudo_stdin_normalized(normalized: &str) -> Option<Danger> {
-    let normalized = normalized.to_lowercase();
+    let normalized = self::shell::lowercase(normalized);
     match SUDO_STDIN_RE.as_ref() {
         Some(re) if re.is_match(&normalized) => Some(Danger::named(SUDO_STDIN_GUESS)),
         Some(_) => None,

@@ -4,11 +4,22 @@
 //! Offsets are byte offsets into the scanned `&str`; every offset produced here sits on a
 //! character boundary because the lexer only ever splits at ASCII bytes.
 
+use std::borrow::Cow;
+
 use super::words::{deobfuscate_word, is_env_assignment};
 
 /// Python's `str.isspace()`: Unicode white space plus the ASCII information separators.
 pub(super) fn is_py_space(c: char) -> bool {
     c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// `s` lower-cased as `str::to_lowercase` does, borrowed when it has nothing to lower.
+pub(super) fn lowercase(s: &str) -> Cow<'_, str> {
+    if s.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii()) {
+        Cow::Owned(s.to_lowercase())
+    } else {
+        Cow::Borrowed(s)
+    }
 }
 
 /// Length in bytes of the character starting at byte `i` (1 past the end).
@@ -138,10 +149,12 @@ pub(super) fn command_starts(command: &str) -> Vec<usize> {
 
 /// Insert a newline before every real (quote-aware) command start after offset 0.
 pub(super) fn mark_command_starts(command: &str) -> String {
-    let mut offsets: Vec<usize> = command_starts(command)
-        .into_iter()
-        .filter(|&o| o > 0)
-        .collect();
+    mark_command_starts_at(command, &command_starts(command))
+}
+
+/// [`mark_command_starts`] given the command starts of `command`.
+pub(super) fn mark_command_starts_at(command: &str, starts: &[usize]) -> String {
+    let mut offsets: Vec<usize> = starts.iter().copied().filter(|&o| o > 0).collect();
     offsets.sort_unstable();
     let mut marked = String::with_capacity(command.len() + offsets.len());
     let mut previous = 0;
@@ -274,8 +287,13 @@ const SUDO_OPTIONS_WITH_ARG: [&str; 10] = [
 
 /// `(start, end)` of every command-position word (wrappers, assignments and the executable).
 pub(super) fn command_word_spans(command: &str) -> Vec<(usize, usize)> {
+    command_word_spans_at(command, &command_starts(command))
+}
+
+/// [`command_word_spans`] given the command starts of `command`.
+pub(super) fn command_word_spans_at(command: &str, starts: &[usize]) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
-    for command_start in command_starts(command) {
+    for &command_start in starts {
         let mut pos = command_start;
         let mut prefix_words = 0;
         let mut skip_wrapper_options = false;
@@ -286,7 +304,7 @@ pub(super) fn command_word_spans(command: &str) -> Vec<(usize, usize)> {
                 break;
             }
             let deobfuscated = deobfuscate_word(&command[start..end]);
-            let lower = deobfuscated.to_lowercase();
+            let lower = lowercase(&deobfuscated);
             pos = end;
             prefix_words += 1;
             if skip_next_wrapper_arg {
@@ -300,7 +318,7 @@ pub(super) fn command_word_spans(command: &str) -> Vec<(usize, usize)> {
                 continue;
             }
             spans.push((start, end));
-            if COMMAND_WRAPPERS.contains(&lower.as_str()) {
+            if COMMAND_WRAPPERS.contains(&&*lower) {
                 skip_wrapper_options = lower == "sudo" || lower == "env";
                 continue;
             }
@@ -312,4 +330,32 @@ pub(super) fn command_word_spans(command: &str) -> Vec<(usize, usize)> {
         }
     }
     spans
+}
+
+/// One command-position word of a top-level segment: the segment, the word's span in it, and
+/// its de-obfuscated spelling.
+pub(super) struct CommandWord<'a> {
+    pub(super) segment_at: usize,
+    pub(super) segment: &'a str,
+    pub(super) start: usize,
+    pub(super) end: usize,
+    pub(super) executable: Cow<'a, str>,
+}
+
+/// Every command-position word of every top-level segment of `command`, in order: computed once
+/// per command and shared by the rules that look at the programs it runs.
+pub(super) fn segment_command_words(command: &str) -> Vec<CommandWord<'_>> {
+    let mut out = Vec::new();
+    for (segment_at, segment) in top_level_segments(command) {
+        for (start, end) in command_word_spans(segment) {
+            out.push(CommandWord {
+                segment_at,
+                segment,
+                start,
+                end,
+                executable: deobfuscate_word(&segment[start..end]),
+            });
+        }
+    }
+    out
 }

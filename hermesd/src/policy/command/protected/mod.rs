@@ -137,9 +137,16 @@ pub struct Reached {
     pub nested: Vec<String>,
 }
 
+/// The daemon's database, named anywhere in a command (in any case).
+const DATABASE: &[u8] = b"hermesd.db";
+
 /// Walks `command`, run from `cwd`.
 pub fn reach(command: &str, cwd: &Path, paths: &PathPolicy) -> Reached {
-    if command.to_ascii_lowercase().contains("hermesd.db") {
+    let named = command
+        .as_bytes()
+        .windows(DATABASE.len())
+        .any(|w| w.eq_ignore_ascii_case(DATABASE));
+    if named {
         return Reached {
             reach: Some(Reach::DaemonState(paths.hermes_home().join("hermesd.db"))),
             ..Reached::default()

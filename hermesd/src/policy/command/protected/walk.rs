@@ -38,7 +38,11 @@ pub(super) fn walk(command: &str, cwd: PathBuf, paths: &PathPolicy) -> Reached {
 /// `| while read`, `parallel`): a glob listing of the daemon's records is then judged as any
 /// other mention.
 fn feeds_names(command: &str) -> bool {
-    let plain = command.replace(['\'', '"', '\\'], "");
+    let plain = if command.contains(['\'', '"', '\\']) {
+        std::borrow::Cow::Owned(command.replace(['\'', '"', '\\'], ""))
+    } else {
+        std::borrow::Cow::Borrowed(command)
+    };
     ["xargs", "read", "parallel"]
         .iter()
         .any(|w| plain.contains(w))
