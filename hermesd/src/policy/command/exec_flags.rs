@@ -5,8 +5,9 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::command_words::{CommandWord, segment_command_words};
 use super::lex::shlex_split;
-use super::shell::{CommandWord, basename, lowercase, segment_command_words};
+use super::shell::{basename, lowercase};
 
 /// Description (and key) of a command whose program-bearing part cannot be parsed.
 pub(super) const MALFORMED_EXEC: &str = "command parser limit or malformed executable payload";

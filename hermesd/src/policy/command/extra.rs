@@ -4,8 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use super::Danger;
+use super::command_words::CommandWord;
 use super::lex::shlex_split;
-use super::shell::{CommandWord, basename, lowercase, read_word};
+use super::shell::{basename, lowercase, read_word};
 use super::words::deobfuscate_word;
 
 /// Key of the secret-file-read rule.
@@ -38,7 +39,7 @@ fn is_secret_file(name: &str) -> bool {
 
 /// A reader command (`cat`, `head`, `grep`, …) whose operands or `<` input include a secret file.
 /// `words` are the command words of the normalised command
-/// ([`super::shell::segment_command_words`]).
+/// ([`super::command_words::segment_command_words`]).
 pub(super) fn secret_file_read(words: &[CommandWord<'_>]) -> Option<Danger> {
     for word in words {
         let (segment, end) = (word.segment, word.end);

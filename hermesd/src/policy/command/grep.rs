@@ -1,9 +1,10 @@
 //! `grep -P` handling of the terminal guard: single-quoted PCRE pattern operands are data, so
 //! they are blanked before regex matching (`grep -P '(safe|rm -rf /)'` is not a deletion).
 
+use super::command_words::CommandWord;
 use super::exec_flags::split_option;
 use super::lex::tokens_with_spans;
-use super::shell::{CommandWord, basename, lowercase};
+use super::shell::{basename, lowercase};
 
 /// Long grep options that own the next argument (space-separated).
 const GREP_OPTIONS_WITH_ARG: &str = "--after-context --before-context --binary-files --context --directories \
@@ -93,7 +94,7 @@ fn quoted_grep_pattern_spans(words: &[CommandWord<'_>]) -> (Vec<(usize, usize)>,
 
 /// `command` with quoted `grep -P` patterns blanked to spaces, and whether grep parsing failed
 /// (then the command is returned untouched).
-/// `words` are the command words of `command` ([`super::shell::segment_command_words`]).
+/// `words` are the command words of `command` ([`super::command_words::segment_command_words`]).
 pub(super) fn grep_safe_variant(command: &str, words: &[CommandWord<'_>]) -> (String, bool) {
     let (spans, malformed) = quoted_grep_pattern_spans(words);
     if malformed || spans.is_empty() {

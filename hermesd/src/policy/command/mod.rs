@@ -8,6 +8,8 @@
 //! de-obfuscated (`r''m` → `rm`). Like Python, quoted text is *not* exempt: `echo 'rm -rf /'`
 //! is reported. The first matching rule wins, in Python's order.
 
+mod awk_files;
+mod command_words;
 mod exec_flags;
 mod extra;
 mod grep;
@@ -20,6 +22,7 @@ mod patterns;
 mod protected;
 mod shell;
 mod stdin;
+mod variants;
 mod words;
 
 #[cfg(test)]
@@ -28,6 +31,8 @@ mod behaviour_tests;
 mod judge_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tree_tests;
 
 pub use self::extra::{OVERWRITE_KEY, SECRET_READ_KEY};
 pub use self::hidden::{AWK_COMMAND_KEY, GIT_PROGRAM_KEY, PIPE_SHELL_KEY};
@@ -41,19 +46,14 @@ use std::sync::LazyLock;
 
 use regex::{Regex, RegexSet, RegexSetBuilder};
 
-use self::exec_flags::{MALFORMED_EXEC, execution_flag_findings, execution_flag_findings_in};
+use self::exec_flags::MALFORMED_EXEC;
 #[cfg(test)]
 use self::extra::overwritten_existing_file;
 use self::extra::secret_file_read;
-use self::grep::grep_safe_variant;
 #[cfg(test)]
 use self::normalize::{normalize, parser_limit_exceeded};
 use self::patterns::{Rule, RuleCheck, SUDO_STDIN, dangerous_rules, hardline_rules};
-use self::shell::{
-    CommandWord, command_starts, command_word_spans_at, mark_command_starts,
-    mark_command_starts_at, segment_command_words,
-};
-use self::words::deobfuscate_word;
+pub(super) use self::variants::Prepared;
 
 /// A detected danger. `key` identifies the rule for "approved for this session / always";
 /// for every rule ported from Hermes it equals Python's pattern key (its description), so
@@ -151,104 +151,6 @@ fn delete_without_where(text: &str) -> bool {
         let line = rest.split('\n').next().unwrap_or(rest);
         !where_.is_match(line)
     })
-}
-
-/// The texts each rule table is matched against, in Python's order (first is the
-/// `grep`-safe normalised command), given the command words of `normalized`.
-///
-/// Also whether the command's `grep` quoting is malformed, and the first inline-code finding
-/// of the command itself (both computed on the way).
-fn detection_variants(
-    normalized: &str,
-    words: &[CommandWord<'_>],
-) -> (Vec<String>, bool, Option<&'static str>) {
-    let (grep_safe, malformed) = grep_safe_variant(normalized, words);
-    let mut variants = vec![grep_safe];
-    // Few variants: a linear search is cheaper than hashing them.
-    let add = |variant: String, variants: &mut Vec<String>| {
-        if variants.contains(&variant) {
-            false
-        } else {
-            variants.push(variant);
-            true
-        }
-    };
-    let own = execution_flag_findings_in(words);
-    let first_flag = own.first().map(|f| f.description);
-    let mut pending = vec![own];
-    while let Some(findings) = pending.pop() {
-        for finding in findings {
-            let Some(payload) = finding.payload.filter(|p| !p.is_empty()) else {
-                continue;
-            };
-            if !add(payload.clone(), &mut variants) {
-                continue;
-            }
-            let marked = mark_command_starts(&payload);
-            if marked != payload {
-                add(marked, &mut variants);
-            }
-            // The payload's own findings: the normalised command itself is never walked again
-            // (a payload equal to it is a variant already).
-            if payload != normalized {
-                pending.push(execution_flag_findings(&payload));
-            }
-        }
-    }
-    // The command starts of the normalised command, shared by the marked variant (when the
-    // grep-safe text is the command itself) and the de-obfuscated command words.
-    let starts = command_starts(normalized);
-    let marked = if variants[0] == normalized {
-        mark_command_starts_at(normalized, &starts)
-    } else {
-        mark_command_starts(&variants[0])
-    };
-    if marked != variants[0] {
-        add(marked, &mut variants);
-    }
-    for (start, end) in command_word_spans_at(normalized, &starts) {
-        let word = &normalized[start..end];
-        let deobfuscated = deobfuscate_word(word);
-        if deobfuscated.is_empty() || *deobfuscated == *word {
-            continue;
-        }
-        let variant = [&normalized[..start], &deobfuscated, &normalized[end..]].concat();
-        add(variant, &mut variants);
-    }
-    (variants, malformed, first_flag)
-}
-
-/// A normalised command with its detection variants, lower-cased, computed once for both rule
-/// tables, and its command words.
-pub(super) struct Prepared<'a> {
-    words: Vec<CommandWord<'a>>,
-    variants: Vec<String>,
-    malformed: bool,
-    first_flag: Option<&'static str>,
-}
-
-impl<'a> Prepared<'a> {
-    pub(super) fn new(normalized: &'a str) -> Self {
-        let words = segment_command_words(normalized);
-        let (mut variants, malformed, first_flag) = detection_variants(normalized, &words);
-        for variant in &mut variants {
-            if variant.is_ascii() {
-                variant.make_ascii_lowercase();
-            } else {
-                *variant = variant.to_lowercase();
-            }
-        }
-        Self {
-            words,
-            variants,
-            malformed,
-            first_flag,
-        }
-    }
-
-    fn first_match(&self, rules: &CompiledRules) -> Option<&'static str> {
-        self.variants.iter().find_map(|v| rules.first_match(v))
-    }
 }
 
 /// Hermes' dangerous patterns plus this daemon's secret-file-read rule, on a normalised command.
