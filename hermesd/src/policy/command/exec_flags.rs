@@ -5,9 +5,9 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::command_words::{CommandWord, segment_command_words};
 use super::lex::shlex_split;
-use super::shell::{basename, command_word_spans, top_level_segments};
-use super::words::deobfuscate_word;
+use super::shell::{basename, lowercase};
 
 /// Description (and key) of a command whose program-bearing part cannot be parsed.
 pub(super) const MALFORMED_EXEC: &str = "command parser limit or malformed executable payload";
@@ -87,9 +87,14 @@ pub(super) fn all_regexes_compile() -> bool {
     INTERPRETER.is_some()
 }
 
-fn interpreter_family(executable: &str) -> Option<Family> {
-    let name = basename(executable).to_lowercase();
-    let caps = INTERPRETER.as_ref()?.captures(&name)?;
+/// The family of an interpreter by its lower-cased basename `name`.
+fn interpreter_family(name: &str) -> Option<Family> {
+    // Every interpreter's name starts with one of these (`py…`, `node…`, `perl`, `ruby`, `php`,
+    // `pwsh`, `powershell`): others are not matched at all.
+    if !name.starts_with(['p', 'n', 'r']) {
+        return None;
+    }
+    let caps = INTERPRETER.as_ref()?.captures(name)?;
     [
         ("python", Family::Python),
         ("node", Family::Node),
@@ -317,6 +322,12 @@ pub(super) struct ExecFinding {
 
 /// Every inline-code flag, interpreter heredoc, shell `-c` and program-running tool option.
 pub(super) fn execution_flag_findings(command: &str) -> Vec<ExecFinding> {
+    execution_flag_findings_in(&segment_command_words(command))
+}
+
+/// [`execution_flag_findings`] of a command whose command words are `words`
+/// ([`segment_command_words`]).
+pub(super) fn execution_flag_findings_in(words: &[CommandWord<'_>]) -> Vec<ExecFinding> {
     let mut findings = Vec::new();
     let mut push = |description: &'static str, payload: Option<&str>| {
         findings.push(ExecFinding {
@@ -324,42 +335,45 @@ pub(super) fn execution_flag_findings(command: &str) -> Vec<ExecFinding> {
             payload: payload.map(str::to_owned),
         });
     };
-    for (_, segment) in top_level_segments(command) {
-        for (start, end) in command_word_spans(segment) {
-            let executable = deobfuscate_word(&segment[start..end]);
-            let name = basename(&executable).to_lowercase();
-            let family = interpreter_family(&executable);
-            let read_tool = READ_TOOLS.iter().find(|tool| tool.name == name);
-            let Some(tokens) = shlex_split(&segment[start..], true) else {
-                if family.is_some() || read_tool.is_some() {
-                    push(MALFORMED_EXEC, None);
-                }
+    for word in words {
+        let (segment, start) = (word.segment, word.start);
+        let name = lowercase(basename(&word.executable));
+        let family = interpreter_family(&name);
+        let read_tool = READ_TOOLS.iter().find(|tool| tool.name == name);
+        let shell = matches!(&*name, "bash" | "sh" | "zsh" | "ksh");
+        if family.is_none() && read_tool.is_none() && !shell {
+            // Nothing below looks at this command's arguments.
+            continue;
+        }
+        let Some(tokens) = shlex_split(&segment[start..], true) else {
+            if family.is_some() || read_tool.is_some() {
+                push(MALFORMED_EXEC, None);
+            }
+            continue;
+        };
+        let Some((_, args)) = tokens.split_first() else {
+            continue;
+        };
+        if let Some(family) = family {
+            if has_interpreter_exec_flag(family, args) {
+                push(SCRIPT_FLAG, None);
                 continue;
-            };
-            let Some((_, args)) = tokens.split_first() else {
+            }
+            if args.iter().any(|token| token.starts_with("<<")) {
+                push(SCRIPT_HEREDOC, None);
                 continue;
-            };
-            if let Some(family) = family {
-                if has_interpreter_exec_flag(family, args) {
-                    push(SCRIPT_FLAG, None);
-                    continue;
-                }
-                if args.iter().any(|token| token.starts_with("<<")) {
-                    push(SCRIPT_HEREDOC, None);
-                    continue;
-                }
             }
-            if matches!(name.as_str(), "bash" | "sh" | "zsh" | "ksh") {
-                let (found, payload) = bash_exec_payload(args);
-                if found {
-                    push(SHELL_FLAG, payload);
-                }
+        }
+        if shell {
+            let (found, payload) = bash_exec_payload(args);
+            if found {
+                push(SHELL_FLAG, payload);
             }
-            if let Some(tool) = read_tool
-                && let Some((option, program)) = read_tool_exec_flag(tool, args)
-            {
-                push(read_tool_description(tool.name, option), Some(program));
-            }
+        }
+        if let Some(tool) = read_tool
+            && let Some((option, program)) = read_tool_exec_flag(tool, args)
+        {
+            push(read_tool_description(tool.name, option), Some(program));
         }
     }
     findings

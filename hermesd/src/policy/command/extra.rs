@@ -4,8 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use super::Danger;
+use super::command_words::CommandWord;
 use super::lex::shlex_split;
-use super::shell::{basename, command_word_spans, read_word, top_level_segments};
+use super::shell::{basename, lowercase, read_word};
 use super::words::deobfuscate_word;
 
 /// Key of the secret-file-read rule.
@@ -37,26 +38,26 @@ fn is_secret_file(name: &str) -> bool {
 }
 
 /// A reader command (`cat`, `head`, `grep`, …) whose operands or `<` input include a secret file.
-pub(super) fn secret_file_read(normalized: &str) -> Option<Danger> {
-    for (_, segment) in top_level_segments(normalized) {
-        for (start, end) in command_word_spans(segment) {
-            let executable = deobfuscate_word(&segment[start..end]);
-            if !READERS.contains(&basename(&executable).to_lowercase().as_str()) {
+/// `words` are the command words of the normalised command
+/// ([`super::command_words::segment_command_words`]).
+pub(super) fn secret_file_read(words: &[CommandWord<'_>]) -> Option<Danger> {
+    for word in words {
+        let (segment, end) = (word.segment, word.end);
+        if !READERS.contains(&&*lowercase(basename(&word.executable))) {
+            continue;
+        }
+        let Some(args) = shlex_split(&segment[end..], true) else {
+            continue;
+        };
+        let mut after_output_redirect = false;
+        for arg in &args {
+            if arg.starts_with('>') {
+                after_output_redirect = true;
                 continue;
             }
-            let Some(args) = shlex_split(&segment[end..], true) else {
-                continue;
-            };
-            let mut after_output_redirect = false;
-            for arg in &args {
-                if arg.starts_with('>') {
-                    after_output_redirect = true;
-                    continue;
-                }
-                let is_write_target = std::mem::take(&mut after_output_redirect);
-                if !is_write_target && !arg.starts_with('-') && is_secret_file(basename(arg)) {
-                    return Some(Danger::named(SECRET_READ_KEY));
-                }
+            let is_write_target = std::mem::take(&mut after_output_redirect);
+            if !is_write_target && !arg.starts_with('-') && is_secret_file(basename(arg)) {
+                return Some(Danger::named(SECRET_READ_KEY));
             }
         }
     }

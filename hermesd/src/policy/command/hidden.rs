@@ -14,7 +14,7 @@ pub const GIT_PROGRAM_KEY: &str = "git -c option names a program git runs";
 /// Key of text piped into a shell.
 pub const PIPE_SHELL_KEY: &str = "pipe into a shell or interpreter";
 
-const AWKS: &[&str] = &["awk", "gawk", "mawk", "nawk", "busybox"];
+pub(super) const AWKS: &[&str] = &["awk", "gawk", "mawk", "nawk", "busybox"];
 
 /// Shells and interpreters that run a program read from stdin when given none.
 const STDIN_RUNNERS: &[&str] = &[
@@ -59,7 +59,7 @@ const PLAIN_PAGERS: &[&str] = &["", "cat", "less", "more", "less -r", "less -R",
 
 /// The code one segment (`words`, split) runs unseen, if any; `piped` when the segment reads
 /// the output of the one before it (`… | sh`).
-pub(super) fn segment_code(words: &[String], piped: bool) -> Option<Danger> {
+pub(crate) fn segment_code(words: &[String], piped: bool) -> Option<Danger> {
     let at = words.iter().position(|w| {
         !w.contains('=')
             && !["sudo", "env", "command", "exec", "nohup", "time"].contains(&w.as_str())
@@ -81,7 +81,7 @@ pub(super) fn segment_code(words: &[String], piped: bool) -> Option<Danger> {
 
 /// Whether awk program text calls `system()`, pipes to a command (`print | "sh"`, `|&`) or
 /// reads one (`"cmd" | getline`).
-fn awk_runs(program: &str) -> bool {
+pub(super) fn awk_runs(program: &str) -> bool {
     let compact: String = program.chars().filter(|c| !c.is_whitespace()).collect();
     compact.contains("system(")
         || compact.contains("|&")
@@ -131,7 +131,7 @@ const GIT_ENV_PROGRAMS: &[&str] = &[
 
 /// Whether an assignment before `git` (`GIT_PAGER='sh -c id' git log`) names a program git
 /// runs; a plain pager is not one.
-fn git_env_program(word: &str) -> bool {
+pub(crate) fn git_env_program(word: &str) -> bool {
     let Some((name, value)) = word.split_once('=') else {
         return false;
     };

@@ -263,10 +263,10 @@ impl CommandPolicy {
         if self.deny.is_empty() {
             return None;
         }
-        let candidate = normalized.trim().to_lowercase();
+        let candidate = super::shell::lowercase(normalized.trim());
         self.deny
             .iter()
-            .find(|(_, m)| m.is_match(&candidate))
+            .find(|(_, m)| m.is_match(&*candidate))
             .map(|(g, _)| g.as_str())
     }
 }

@@ -8,6 +8,8 @@
 //! de-obfuscated (`r''m` → `rm`). Like Python, quoted text is *not* exempt: `echo 'rm -rf /'`
 //! is reported. The first matching rule wins, in Python's order.
 
+mod awk_files;
+mod command_words;
 mod exec_flags;
 mod extra;
 mod grep;
@@ -20,6 +22,7 @@ mod patterns;
 mod protected;
 mod shell;
 mod stdin;
+mod variants;
 mod words;
 
 #[cfg(test)]
@@ -28,6 +31,8 @@ mod behaviour_tests;
 mod judge_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tree_tests;
 
 pub use self::extra::{OVERWRITE_KEY, SECRET_READ_KEY};
 pub use self::hidden::{AWK_COMMAND_KEY, GIT_PROGRAM_KEY, PIPE_SHELL_KEY};
@@ -35,23 +40,20 @@ pub use self::judge::{Ask, Clearance, CommandPolicy, Pending, Verdict};
 pub use self::protected::{RUNS_WRITTEN_KEY, SETTINGS_WRITE_KEY};
 pub use self::stdin::{INTERPRETER_WRITE_KEY, complete_commands};
 
-use std::collections::HashSet;
 #[cfg(test)]
 use std::path::Path;
 use std::sync::LazyLock;
 
 use regex::{Regex, RegexSet, RegexSetBuilder};
 
-use self::exec_flags::{MALFORMED_EXEC, execution_flag_findings};
+use self::exec_flags::MALFORMED_EXEC;
 #[cfg(test)]
 use self::extra::overwritten_existing_file;
 use self::extra::secret_file_read;
-use self::grep::grep_safe_variant;
 #[cfg(test)]
 use self::normalize::{normalize, parser_limit_exceeded};
 use self::patterns::{Rule, RuleCheck, SUDO_STDIN, dangerous_rules, hardline_rules};
-use self::shell::{command_word_spans, mark_command_starts};
-use self::words::deobfuscate_word;
+pub(super) use self::variants::Prepared;
 
 /// A detected danger. `key` identifies the rule for "approved for this session / always";
 /// for every rule ported from Hermes it equals Python's pattern key (its description), so
@@ -151,86 +153,6 @@ fn delete_without_where(text: &str) -> bool {
     })
 }
 
-/// The texts each rule table is matched against, in Python's order (first is the
-/// `grep`-safe normalised command).
-///
-/// Also whether the command's `grep` quoting is malformed, and the first inline-code finding
-/// of the command itself (both computed on the way).
-fn detection_variants(normalized: &str) -> (Vec<String>, bool, Option<&'static str>) {
-    let (grep_safe, malformed) = grep_safe_variant(normalized);
-    let mut first_flag = None;
-    let mut seen: HashSet<String> = HashSet::from([grep_safe.clone()]);
-    let mut variants = vec![grep_safe.clone()];
-    let mut add = |variant: String, variants: &mut Vec<String>| {
-        if seen.insert(variant.clone()) {
-            variants.push(variant);
-            true
-        } else {
-            false
-        }
-    };
-    let mut pending = vec![normalized.to_owned()];
-    while let Some(variant) = pending.pop() {
-        let findings = execution_flag_findings(&variant);
-        if variant == normalized {
-            first_flag = first_flag.or(findings.first().map(|f| f.description));
-        }
-        for finding in findings {
-            let Some(payload) = finding.payload.filter(|p| !p.is_empty()) else {
-                continue;
-            };
-            if !add(payload.clone(), &mut variants) {
-                continue;
-            }
-            let marked = mark_command_starts(&payload);
-            if marked != payload {
-                add(marked, &mut variants);
-            }
-            pending.push(payload);
-        }
-    }
-    let marked = mark_command_starts(&grep_safe);
-    if marked != grep_safe {
-        add(marked, &mut variants);
-    }
-    for (start, end) in command_word_spans(normalized) {
-        let word = &normalized[start..end];
-        let deobfuscated = deobfuscate_word(word);
-        if deobfuscated.is_empty() || deobfuscated == word {
-            continue;
-        }
-        let variant = [&normalized[..start], &deobfuscated, &normalized[end..]].concat();
-        add(variant, &mut variants);
-    }
-    (variants, malformed, first_flag)
-}
-
-/// A normalised command with its detection variants, lower-cased, computed once for both rule
-/// tables.
-pub(super) struct Prepared<'a> {
-    normalized: &'a str,
-    variants: Vec<String>,
-    malformed: bool,
-    first_flag: Option<&'static str>,
-}
-
-impl<'a> Prepared<'a> {
-    pub(super) fn new(normalized: &'a str) -> Self {
-        let (variants, malformed, first_flag) = detection_variants(normalized);
-        let variants = variants.into_iter().map(|v| v.to_lowercase()).collect();
-        Self {
-            normalized,
-            variants,
-            malformed,
-            first_flag,
-        }
-    }
-
-    fn first_match(&self, rules: &CompiledRules) -> Option<&'static str> {
-        self.variants.iter().find_map(|v| rules.first_match(v))
-    }
-}
-
 /// Hermes' dangerous patterns plus this daemon's secret-file-read rule, on a normalised command.
 fn detect_normalized(normalized: &str) -> Option<Danger> {
     detect_prepared(&Prepared::new(normalized))
@@ -247,7 +169,7 @@ pub(super) fn detect_prepared(prepared: &Prepared<'_>) -> Option<Danger> {
     if let Some(description) = prepared.first_flag {
         return Some(Danger::named(description));
     }
-    secret_file_read(prepared.normalized)
+    secret_file_read(&prepared.words)
 }
 
 #[cfg(test)] // the daemon judges through CommandPolicy, with its own homes
@@ -318,7 +240,7 @@ pub fn detect_sudo_stdin_guess(command: &str) -> Option<Danger> {
 
 /// [`detect_sudo_stdin_guess`] on a normalised command.
 fn sudo_stdin_normalized(normalized: &str) -> Option<Danger> {
-    let normalized = normalized.to_lowercase();
+    let normalized = self::shell::lowercase(normalized);
     match SUDO_STDIN_RE.as_ref() {
         Some(re) if re.is_match(&normalized) => Some(Danger::named(SUDO_STDIN_GUESS)),
         Some(_) => None,

@@ -65,7 +65,9 @@ fn replace<'a>(re: &LazyLock<Option<Regex>>, text: Cow<'a, str>, with: &str) -> 
 
 /// Absolute home prefixes folded into `~/.hermes` and `~` before matching.
 pub(super) struct HomeFolds {
-    rules: Vec<(Regex, &'static str)>,
+    /// Each fold: its regex, the longest component of its home (every match holds it: a
+    /// command without it is not searched), and what it folds to.
+    rules: Vec<(Regex, String, &'static str)>,
 }
 
 impl HomeFolds {
@@ -76,11 +78,14 @@ impl HomeFolds {
             let mut sorted: Vec<&String> = homes.iter().filter(|h| !h.is_empty()).collect();
             sorted.sort_by_key(|h| std::cmp::Reverse(h.chars().count()));
             sorted.dedup();
-            rules.extend(
-                sorted
-                    .into_iter()
-                    .filter_map(|home| home_prefix_regex(home).map(|re| (re, replacement))),
-            );
+            rules.extend(sorted.into_iter().filter_map(|home| {
+                let longest = home
+                    .split(['/', '\\'])
+                    .max_by_key(|c| c.len())
+                    .unwrap_or_default()
+                    .to_string();
+                home_prefix_regex(home).map(|re| (re, longest, replacement))
+            }));
         }
         Self { rules }
     }
@@ -111,8 +116,8 @@ impl HomeFolds {
     }
 
     fn apply<'a>(&self, mut command: Cow<'a, str>) -> Cow<'a, str> {
-        for (re, replacement) in &self.rules {
-            if re.is_match(&command) {
+        for (re, longest, replacement) in &self.rules {
+            if command.contains(longest.as_str()) && re.is_match(&command) {
                 let folded = re.replace_all(&command, |caps: &Captures<'_>| {
                     let tail = caps.name("tail").map_or("", |m| m.as_str());
                     format!("{replacement}{}", tail.replace('\\', "/"))

@@ -4,11 +4,20 @@
 //! Offsets are byte offsets into the scanned `&str`; every offset produced here sits on a
 //! character boundary because the lexer only ever splits at ASCII bytes.
 
-use super::words::{deobfuscate_word, is_env_assignment};
+use std::borrow::Cow;
 
 /// Python's `str.isspace()`: Unicode white space plus the ASCII information separators.
 pub(super) fn is_py_space(c: char) -> bool {
     c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// `s` lower-cased as `str::to_lowercase` does, borrowed when it has nothing to lower.
+pub(super) fn lowercase(s: &str) -> Cow<'_, str> {
+    if s.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii()) {
+        Cow::Owned(s.to_lowercase())
+    } else {
+        Cow::Borrowed(s)
+    }
 }
 
 /// Length in bytes of the character starting at byte `i` (1 past the end).
@@ -138,10 +147,12 @@ pub(super) fn command_starts(command: &str) -> Vec<usize> {
 
 /// Insert a newline before every real (quote-aware) command start after offset 0.
 pub(super) fn mark_command_starts(command: &str) -> String {
-    let mut offsets: Vec<usize> = command_starts(command)
-        .into_iter()
-        .filter(|&o| o > 0)
-        .collect();
+    mark_command_starts_at(command, &command_starts(command))
+}
+
+/// [`mark_command_starts`] given the command starts of `command`.
+pub(super) fn mark_command_starts_at(command: &str, starts: &[usize]) -> String {
+    let mut offsets: Vec<usize> = starts.iter().copied().filter(|&o| o > 0).collect();
     offsets.sort_unstable();
     let mut marked = String::with_capacity(command.len() + offsets.len());
     let mut previous = 0;
@@ -254,62 +265,4 @@ pub(super) fn read_word(s: &str, pos: usize) -> (usize, usize) {
         i += char_len_at(s, i);
     }
     (start, i)
-}
-
-const COMMAND_WRAPPERS: [&str; 8] = [
-    "sudo", "env", "exec", "nohup", "setsid", "time", "command", "builtin",
-];
-const SUDO_OPTIONS_WITH_ARG: [&str; 10] = [
-    "-c",
-    "--close-from",
-    "-g",
-    "--group",
-    "-h",
-    "--host",
-    "-p",
-    "--prompt",
-    "-u",
-    "--user",
-];
-
-/// `(start, end)` of every command-position word (wrappers, assignments and the executable).
-pub(super) fn command_word_spans(command: &str) -> Vec<(usize, usize)> {
-    let mut spans = Vec::new();
-    for command_start in command_starts(command) {
-        let mut pos = command_start;
-        let mut prefix_words = 0;
-        let mut skip_wrapper_options = false;
-        let mut skip_next_wrapper_arg = false;
-        while prefix_words < 12 {
-            let (start, end) = read_word(command, pos);
-            if start == end {
-                break;
-            }
-            let deobfuscated = deobfuscate_word(&command[start..end]);
-            let lower = deobfuscated.to_lowercase();
-            pos = end;
-            prefix_words += 1;
-            if skip_next_wrapper_arg {
-                skip_next_wrapper_arg = false;
-                continue;
-            }
-            if skip_wrapper_options && lower.starts_with('-') {
-                let name = lower.split('=').next().unwrap_or_default();
-                skip_next_wrapper_arg =
-                    !lower.contains('=') && SUDO_OPTIONS_WITH_ARG.contains(&name);
-                continue;
-            }
-            spans.push((start, end));
-            if COMMAND_WRAPPERS.contains(&lower.as_str()) {
-                skip_wrapper_options = lower == "sudo" || lower == "env";
-                continue;
-            }
-            if is_env_assignment(&deobfuscated) {
-                skip_wrapper_options = false;
-                continue;
-            }
-            break;
-        }
-    }
-    spans
 }

@@ -1,6 +1,7 @@
 //! De-obfuscation of shell words for the terminal guard: quotes, escapes, `${x:-default}` /
 //! `${x/a/b}` expansions and tiny literal `$(echo rm)` substitutions, without executing anything.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -42,7 +43,7 @@ fn is_simple_literal(value: &str) -> bool {
 
 /// Whether `word` is a `NAME=value` environment assignment.
 pub(super) fn is_env_assignment(word: &str) -> bool {
-    regex_matches(&ENV_ASSIGNMENT, word)
+    word.contains('=') && regex_matches(&ENV_ASSIGNMENT, word)
 }
 
 /// Output of a tiny literal `echo x` / `printf x` / `printf %s x` substitution, if that simple.
@@ -133,8 +134,12 @@ fn strip_word_syntax(word: &str) -> String {
     out
 }
 
-/// Approximate how quoting, escapes and literal substitutions spell a command word.
-pub(super) fn deobfuscate_word(word: &str) -> String {
+/// Approximate how quoting, escapes and literal substitutions spell a command word. A word
+/// without quotes, escapes or expansions is its own spelling (borrowed, nothing allocated).
+pub(super) fn deobfuscate_word(word: &str) -> Cow<'_, str> {
+    if !word.contains(['\'', '"', '\\', '$', '`']) {
+        return Cow::Borrowed(word);
+    }
     let mut current = word.to_owned();
     for _ in 0..2 {
         let next = strip_word_syntax(&replace_simple_expansions(&current));
@@ -143,5 +148,5 @@ pub(super) fn deobfuscate_word(word: &str) -> String {
         }
         current = next;
     }
-    current
+    Cow::Owned(current)
 }

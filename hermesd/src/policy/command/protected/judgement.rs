@@ -1,15 +1,12 @@
 //! What naming one real path does, for one command: the daemon's records (refused), settings and
 //! credentials written, a Hermes home or a directory above one taken whole, a secret printed or
-//! copied, a consent file written — and the top level of a directory a recursive search reads.
+//! copied, a consent file written.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::Reach;
 use super::verbs::Verb;
 use crate::policy::paths::{PathPolicy, Protected, WriteVerdict};
-
-/// At most this many entries of a searched directory are checked.
-const SCAN_ENTRIES: usize = 1024;
 
 /// How a word names its path.
 pub(super) struct Role {
@@ -90,32 +87,4 @@ pub(super) fn holds_hermes_homes(dir: &Path, paths: &PathPolicy) -> bool {
     paths.is_hermes_home(dir)
         || (dir.file_name().is_some_and(|n| n == "profiles")
             && dir.parent().is_some_and(|p| paths.is_hermes_home(p)))
-}
-
-/// A file the read tools deny at the top level of `dir` (real), which a recursive search of
-/// `dir` prints: `.env` for `grep -rn KEY .`. Files deeper down are not looked for.
-pub(super) fn denied_at_top(dir: &Path, verb: &Verb<'_>, paths: &PathPolicy) -> Option<PathBuf> {
-    let only: Option<Vec<globset::GlobMatcher>> = verb.only.as_ref().map(|globs| {
-        globs
-            .iter()
-            .filter_map(|g| globset::Glob::new(g).ok())
-            .map(|g| g.compile_matcher())
-            .collect()
-    });
-    std::fs::read_dir(dir)
-        .ok()?
-        .take(SCAN_ENTRIES)
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|path| {
-            let name = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or_default();
-            (verb.hidden || !name.starts_with('.'))
-                && only
-                    .as_ref()
-                    .is_none_or(|only| only.iter().any(|m| m.is_match(name)))
-        })
-        .find(|path| paths.check_read(path).is_err())
 }

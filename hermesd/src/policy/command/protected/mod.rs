@@ -11,11 +11,13 @@
 //! commands a segment runs on its behalf (`$(…)`, `find -exec`, `xargs`) are walked as commands.
 //!
 //! This file holds the entry and what it finds; `walk` walks the segments, `words` splits them,
-//! `verbs` says what each command does, `candidates` expands a word to paths and `judgement`
-//! judges each path.
+//! `verbs` (with `flags`) says what each command does, `candidates` expands a word to paths,
+//! `judgement` judges each path and `tree` walks the trees a recursive command reads.
 
 mod candidates;
+mod flags;
 mod judgement;
+mod tree;
 mod verbs;
 mod walk;
 mod words;
@@ -25,6 +27,8 @@ use std::path::{Path, PathBuf};
 use super::{Danger, SECRET_READ_KEY};
 use crate::policy::paths::PathPolicy;
 
+#[cfg(test)]
+pub(in crate::policy::command) use self::tree::TREE_ENTRIES;
 pub(in crate::policy::command) use self::words::UNKNOWN;
 #[cfg(test)]
 pub(in crate::policy::command) use self::words::split as split_words;
@@ -52,6 +56,10 @@ pub enum Reach {
     Above(PathBuf),
     /// A recursive search of `dir` prints `file`, which the read tools deny.
     Search { dir: PathBuf, file: PathBuf },
+    /// A recursive copy or archive of `dir` copies `file`, which the read tools deny.
+    CopyTree { dir: PathBuf, file: PathBuf },
+    /// A recursive search, copy or archive of `dir` reads more than the tree walk looks at.
+    TooLarge(PathBuf),
     /// It runs a file an earlier part of the same command writes.
     RunsWritten(PathBuf),
     /// It writes a file the file tools write only with consent: needs approval, under the file
@@ -106,10 +114,26 @@ impl Reach {
             Self::Search { dir, file } => (
                 SECRET_READ_KEY,
                 format!(
-                    "searches {} recursively, which holds {} (credentials; only the top level \
-                     of the directory is checked)",
+                    "searches {} recursively, which holds {} (credentials)",
                     dir.display(),
                     file.display()
+                ),
+            ),
+            Self::CopyTree { dir, file } => (
+                SECRET_READ_KEY,
+                format!(
+                    "copies or archives {} recursively, which holds {} (credentials)",
+                    dir.display(),
+                    file.display()
+                ),
+            ),
+            Self::TooLarge(dir) => (
+                SECRET_READ_KEY,
+                format!(
+                    "reads {} recursively, which is too large to check for credential files \
+                     (more than {} entries)",
+                    dir.display(),
+                    tree::TREE_ENTRIES
                 ),
             ),
             Self::RunsWritten(path) => (
@@ -137,9 +161,16 @@ pub struct Reached {
     pub nested: Vec<String>,
 }
 
+/// The daemon's database, named anywhere in a command (in any case).
+const DATABASE: &[u8] = b"hermesd.db";
+
 /// Walks `command`, run from `cwd`.
 pub fn reach(command: &str, cwd: &Path, paths: &PathPolicy) -> Reached {
-    if command.to_ascii_lowercase().contains("hermesd.db") {
+    let named = command
+        .as_bytes()
+        .windows(DATABASE.len())
+        .any(|w| w.eq_ignore_ascii_case(DATABASE));
+    if named {
         return Reached {
             reach: Some(Reach::DaemonState(paths.hermes_home().join("hermesd.db"))),
             ..Reached::default()

@@ -2,6 +2,7 @@
 //! archives or searches them recursively — the lists of commands, and the flags (`sed -i`,
 //! `grep -r`, `cp -a`, `tar c`, find's actions, git's read-only subcommands) that change it.
 
+use super::flags::{enters_hidden, follows_links, has_flag, recursive, search_limits, tar_creates};
 use crate::policy::command::shell::basename;
 
 /// Commands that only read the files they name.
@@ -101,6 +102,8 @@ pub(super) struct Verb<'a> {
     pub(super) searches: bool,
     /// Enters hidden files and directories when recursive (`rg` and `ag` only with `--hidden`).
     pub(super) hidden: bool,
+    /// Reads what the symlinks inside a tree point to when recursive (`grep -R`, `cp -L`…).
+    pub(super) follows: bool,
     /// The index of its pattern or program operand, which names no file.
     pub(super) pattern: Option<usize>,
     /// The file-name globs a recursive search is limited to (`grep --include`, `rg -g`); an
@@ -123,7 +126,7 @@ impl<'a> Verb<'a> {
         };
         let recursive = recursive(name, words);
         let searches = recursive && ["grep", "egrep", "fgrep", "zgrep", "rg", "ag"].contains(&name);
-        let hidden = !["rg", "ag"].contains(&name) || has_flag(words, &["--hidden", "-."], '.');
+        let hidden = enters_hidden(name, words);
         let given = has_flag(words, &["--regexp", "--file", "--expression"], 'e')
             || has_flag(words, &[], 'f');
         let pattern = (PATTERN_FIRST.contains(&name) && !given)
@@ -145,40 +148,11 @@ impl<'a> Verb<'a> {
             recursive,
             searches,
             hidden,
+            follows: recursive && follows_links(name, words),
             pattern,
             only: searches.then(|| search_limits(words)).flatten(),
         }
     }
-}
-
-/// The file-name globs a search's options limit it to, if they do (`--include=*.py`,
-/// `-g '*.rs'`, `--type rust`); exclusions (`-g '!x'`) are ignored.
-fn search_limits(words: &[String]) -> Option<Vec<&str>> {
-    let mut only: Option<Vec<&str>> = None;
-    let mut rest = words.iter().skip(1).map(String::as_str);
-    while let Some(word) = rest.next() {
-        let (option, value) = match word.split_once('=') {
-            Some((option, value)) if option.starts_with("--") => (option, Some(value)),
-            _ => (word, None),
-        };
-        let glob = match option {
-            "--include" | "--glob" | "--iglob" | "-g" => value.or_else(|| rest.next()),
-            "-t" | "--type" => {
-                only.get_or_insert_with(Vec::new);
-                continue;
-            }
-            _ if option.starts_with("-g") && !option.starts_with("--") => Some(&option[2..]),
-            _ if option.starts_with("-t") && !option.starts_with("--") => {
-                only.get_or_insert_with(Vec::new);
-                continue;
-            }
-            _ => continue,
-        };
-        if let Some(glob) = glob.filter(|g| !g.starts_with('!')) {
-            only.get_or_insert_with(Vec::new).push(glob);
-        }
-    }
-    only
 }
 
 impl Verb<'_> {
@@ -190,56 +164,6 @@ impl Verb<'_> {
             _ => false,
         }
     }
-}
-
-/// Whether a long option in `long` or a short flag `short` (alone or in a cluster) is given.
-fn has_flag(words: &[String], long: &[&str], short: char) -> bool {
-    words.iter().skip(1).any(|w| {
-        if w.starts_with("--") {
-            return long
-                .iter()
-                .any(|l| w == l || w.strip_prefix(l).is_some_and(|r| r.starts_with('=')));
-        }
-        long.contains(&w.as_str())
-            || w.strip_prefix('-')
-                .is_some_and(|f| f.chars().all(|c| c.is_ascii_alphanumeric() || c == '.'))
-                && w[1..].contains(short)
-    })
-}
-
-/// Whether `verb` reads whole directory trees with these flags.
-fn recursive(verb: &str, words: &[String]) -> bool {
-    match verb {
-        "rg" | "ag" => true,
-        "grep" | "egrep" | "fgrep" | "zgrep" => {
-            has_flag(words, &["--recursive", "--dereference-recursive"], 'r')
-                || has_flag(words, &[], 'R')
-                || words.iter().any(|w| w == "--directories=recurse")
-        }
-        "cp" => {
-            has_flag(words, &["--recursive", "--archive"], 'r')
-                || has_flag(words, &[], 'R')
-                || has_flag(words, &[], 'a')
-        }
-        "rsync" => has_flag(words, &["--recursive", "--archive"], 'r') || has_flag(words, &[], 'a'),
-        "scp" => has_flag(words, &[], 'r'),
-        "zip" => has_flag(words, &["--recurse-paths"], 'r'),
-        "tar" => tar_creates(words),
-        "7z" | "7za" => words.get(1).is_some_and(|w| w == "a"),
-        _ => false,
-    }
-}
-
-/// Whether a `tar` command creates or appends to an archive (`tar czf`, `tar -cf`, `--create`).
-fn tar_creates(words: &[String]) -> bool {
-    let bundled = words
-        .get(1)
-        .is_some_and(|w| !w.starts_with('-') && w.contains(['c', 'r', 'u']));
-    bundled
-        || words.iter().skip(1).any(|w| {
-            ["--create", "--append", "--update"].contains(&w.as_str())
-                || (w.starts_with('-') && !w.starts_with("--") && w.contains(['c', 'r', 'u']))
-        })
 }
 
 /// Whether a `git` command only reads: a subcommand of [`GIT_READ_ONLY`], `log` without patches.

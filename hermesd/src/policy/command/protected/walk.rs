@@ -1,16 +1,21 @@
 //! The walk over a command's segments, and over the commands they run on their behalf
 //! (`$(…)`, `find -exec`, `xargs`): each word judged as a path, a `cd` followed, the files each
-//! segment writes remembered (running one later asks), recursive searches scanned, and each
-//! segment checked for code it runs unseen (`hidden`).
+//! segment writes remembered (running one later asks), the trees of recursive searches, copies
+//! and archives walked (`tree`), and each segment checked for code it runs unseen (`hidden`: an
+//! awk program, also one read from a file, a git program, also one a variable set anywhere in
+//! the command names).
 
 use std::path::{Path, PathBuf};
 
 use super::candidates::candidates;
-use super::judgement::{Role, denied_at_top, judge_path};
+use super::judgement::{Role, judge_path};
+use super::tree::{Budget, tree_reach};
 use super::verbs::{COPIERS, Verb};
-use super::words::{self, all_unknown, is_redirect_operator, operands, redirect_target, split};
+use super::words::{self, is_redirect_operator, operands, redirect_target, split};
 use super::{Reach, Reached};
-use crate::policy::command::hidden::segment_code;
+use crate::policy::command::Danger;
+use crate::policy::command::awk_files::awk_file_code;
+use crate::policy::command::hidden::{GIT_PROGRAM_KEY, git_env_program, segment_code};
 use crate::policy::command::nested::segment_payloads;
 use crate::policy::command::shell::{basename, top_level_segments};
 use crate::policy::paths::{PathPolicy, absolute, real};
@@ -29,16 +34,39 @@ pub(super) fn walk(command: &str, cwd: PathBuf, paths: &PathPolicy) -> Reached {
         written: Vec::new(),
         unknown_cwd: false,
         listing: !feeds_names(command),
+        budget: Budget::default(),
+        git_env: false,
     };
     walk.command(command, cwd, 0);
+    if walk.git_env && walk.found.hidden.is_none() && names_git(command) {
+        walk.found.hidden = Some(Danger {
+            key: GIT_PROGRAM_KEY,
+            description: "a variable the command sets names a program the git it runs runs",
+        });
+    }
     walk.found
+}
+
+/// Whether `command` may run git: the word `git` anywhere in it (also inside a `bash -c`
+/// script or a function), so a program variable set anywhere in it reaches that git.
+fn names_git(command: &str) -> bool {
+    let word = |c: Option<u8>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_');
+    let bytes = command.as_bytes();
+    command.match_indices("git").any(|(at, _)| {
+        !word(at.checked_sub(1).and_then(|i| bytes.get(i).copied()))
+            && !word(bytes.get(at + 3).copied())
+    })
 }
 
 /// Whether `command` may feed the names a listing prints to another command (`| xargs`,
 /// `| while read`, `parallel`): a glob listing of the daemon's records is then judged as any
 /// other mention.
 fn feeds_names(command: &str) -> bool {
-    let plain = command.replace(['\'', '"', '\\'], "");
+    let plain = if command.contains(['\'', '"', '\\']) {
+        std::borrow::Cow::Owned(command.replace(['\'', '"', '\\'], ""))
+    } else {
+        std::borrow::Cow::Borrowed(command)
+    };
     ["xargs", "read", "parallel"]
         .iter()
         .any(|w| plain.contains(w))
@@ -54,6 +82,10 @@ struct Walk<'p> {
     unknown_cwd: bool,
     /// A listing of the daemon's records by glob may run: no name it prints is read back.
     listing: bool,
+    /// What the trees of recursive commands may still cost.
+    budget: Budget,
+    /// Some segment sets (assigns, exports, declares) a variable whose value git runs.
+    git_env: bool,
 }
 
 impl Walk<'_> {
@@ -91,8 +123,11 @@ impl Walk<'_> {
             if self.found.hidden.is_none() {
                 let before = command[..offset].trim_end();
                 let piped = before.ends_with('|') && !before.ends_with("||");
-                self.found.hidden = segment_code(&lexed.words, piped);
+                self.found.hidden = segment_code(&lexed.words, piped)
+                    .or_else(|| awk_file_code(&lexed.words, &cwd, self.paths, &self.written));
             }
+            // `export GIT_PAGER=…; git log`: git reads what an earlier segment set.
+            self.git_env |= lexed.words.iter().any(|w| git_env_program(w));
             if depth < MAX_DEPTH {
                 let payloads = segment_payloads(&lexed.words);
                 for inner in lexed
@@ -182,8 +217,10 @@ impl Walk<'_> {
                 written_here.extend(found.paths);
             }
         }
-        if verb.searches {
-            self.search(words, &verb, &operands, cwd);
+        if self.found.reach.is_none() {
+            // A reach found already asks; the tree walk could add nothing stronger.
+            let reach = tree_reach(words, &verb, &operands, cwd, paths, &mut self.budget);
+            self.note(reach);
         }
         self.runs_written(words, &verb, &operands, cwd);
         self.written.extend(written_here);
@@ -192,27 +229,6 @@ impl Walk<'_> {
             *cwd = paths.resolve_in(dir, cwd);
         }
         false
-    }
-
-    /// A recursive search prints the files the read tools deny at the top of the directories
-    /// it searches (the working directory when it is given none). A recursive copy or archive
-    /// is not scanned: deploying a project (`rsync -a ./ host:app/`) copies its `.env` on purpose.
-    fn search(&mut self, words: &[String], verb: &Verb<'_>, operands: &[usize], cwd: &Path) {
-        let mut dirs: Vec<PathBuf> = operands
-            .iter()
-            .filter(|&&i| Some(i) != verb.pattern)
-            .filter_map(|&i| words.get(i))
-            .filter(|w| !all_unknown(w))
-            .map(|w| self.paths.resolve_in(w, cwd))
-            .collect();
-        if dirs.is_empty() {
-            dirs.push(cwd.to_path_buf());
-        }
-        for dir in dirs {
-            if let Some(file) = denied_at_top(&dir, verb, self.paths) {
-                self.note(Some(Reach::Search { dir, file }));
-            }
-        }
     }
 
     /// A script runner (`bash x`, `source x`, `./x`) of a file an earlier segment wrote.
@@ -252,7 +268,12 @@ fn rank(reach: &Reach) -> u8 {
         | Reach::Home(_)
         | Reach::SecretRead(_)
         | Reach::ConsentWrite { .. } => 1,
-        Reach::SecretCopy(_) | Reach::Above(_) | Reach::Search { .. } | Reach::RunsWritten(_) => 2,
+        Reach::SecretCopy(_)
+        | Reach::Above(_)
+        | Reach::Search { .. }
+        | Reach::CopyTree { .. }
+        | Reach::TooLarge(_)
+        | Reach::RunsWritten(_) => 2,
     }
 }
 
