@@ -105,6 +105,8 @@ fn ensure_private_dir(dir: &Path) -> Result<(), String> {
 
 /// Run the daemon to completion.
 pub fn main(args: Args) -> ExitCode {
+    // The log's masker gates every line with the key shapes: they compile beside start-up.
+    crate::policy::secrets::warm_up();
     let prepared = match prepare(&args) {
         Ok(prepared) => prepared,
         Err(message) => return fail(EXIT_CONFIG, message),

@@ -65,9 +65,18 @@ fn replace<'a>(re: &LazyLock<Option<Regex>>, text: Cow<'a, str>, with: &str) -> 
 
 /// Absolute home prefixes folded into `~/.hermes` and `~` before matching.
 pub(super) struct HomeFolds {
-    /// Each fold: its regex, the longest component of its home (every match holds it: a
-    /// command without it is not searched), and what it folds to.
-    rules: Vec<(Regex, String, &'static str)>,
+    rules: Vec<Fold>,
+}
+
+/// One home's fold. Its regex is compiled on the first command that holds the home's longest
+/// component (every match holds it), so building a policy — at start and on every reload —
+/// compiles nothing.
+struct Fold {
+    home: String,
+    longest: String,
+    replacement: &'static str,
+    /// `None` inside: a home with fewer than two components, which is never folded.
+    regex: std::sync::OnceLock<Option<Regex>>,
 }
 
 impl HomeFolds {
@@ -78,13 +87,17 @@ impl HomeFolds {
             let mut sorted: Vec<&String> = homes.iter().filter(|h| !h.is_empty()).collect();
             sorted.sort_by_key(|h| std::cmp::Reverse(h.chars().count()));
             sorted.dedup();
-            rules.extend(sorted.into_iter().filter_map(|home| {
-                let longest = home
-                    .split(['/', '\\'])
-                    .max_by_key(|c| c.len())
-                    .unwrap_or_default()
-                    .to_string();
-                home_prefix_regex(home).map(|re| (re, longest, replacement))
+            rules.extend(sorted.into_iter().map(|home| {
+                Fold {
+                    home: home.clone(),
+                    longest: home
+                        .split(['/', '\\'])
+                        .max_by_key(|c| c.len())
+                        .unwrap_or_default()
+                        .to_string(),
+                    replacement,
+                    regex: std::sync::OnceLock::new(),
+                }
             }));
         }
         Self { rules }
@@ -116,8 +129,15 @@ impl HomeFolds {
     }
 
     fn apply<'a>(&self, mut command: Cow<'a, str>) -> Cow<'a, str> {
-        for (re, longest, replacement) in &self.rules {
-            if command.contains(longest.as_str()) && re.is_match(&command) {
+        for fold in &self.rules {
+            if !command.contains(fold.longest.as_str()) {
+                continue;
+            }
+            let Some(re) = fold.regex.get_or_init(|| home_prefix_regex(&fold.home)) else {
+                continue;
+            };
+            if re.is_match(&command) {
+                let replacement = fold.replacement;
                 let folded = re.replace_all(&command, |caps: &Captures<'_>| {
                     let tail = caps.name("tail").map_or("", |m| m.as_str());
                     format!("{replacement}{}", tail.replace('\\', "/"))

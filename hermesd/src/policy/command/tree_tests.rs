@@ -213,3 +213,36 @@ fn a_git_program_variable_set_anywhere_in_a_command_that_runs_git_asks() {
         assert_eq!(s.judge(command), "run", "{command}");
     }
 }
+
+#[test]
+fn rg_and_ag_trees_are_walked_as_they_read_them_ignore_files_included() {
+    let s = setup();
+    let project = s.project();
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    // A build directory larger than the walk's bound, ignored by the repository.
+    write(&project.join(".gitignore"), "target/\nservices/\n");
+    for i in 0..super::protected::TREE_ENTRIES + 10 {
+        write(&project.join(format!("target/d{}/f{i}.o", i % 64)), "");
+    }
+    assert_eq!(
+        s.judge("rg TODO"),
+        "run",
+        "rg skips what .gitignore excludes"
+    );
+    assert_eq!(s.judge("ag TODO ."), "run");
+    // grep reads no ignore file: the same tree is too large to check.
+    assert_eq!(s.judge("grep -rn TODO ."), "ask");
+    // Told to read ignored files, rg walks them too.
+    assert_eq!(s.judge("rg --no-ignore TODO"), "ask");
+    assert_eq!(s.judge("rg -u TODO"), "ask");
+    // An ignore file that whitelists a hidden `.env` back in is read as rg reads it.
+    write(&project.join("src/.env"), "KEY=x\n");
+    assert_eq!(s.judge("rg KEY src"), "run", "hidden and not whitelisted");
+    write(&project.join("src/.ignore"), "!.env\n");
+    assert_eq!(
+        s.judge("rg KEY src"),
+        "ask",
+        "whitelisted, rg reads it without --hidden"
+    );
+    assert_eq!(s.judge("rg --hidden KEY src"), "ask");
+}

@@ -20,6 +20,7 @@ use hermes_proto::env::Env;
 use crate::config::Config;
 
 pub use names::{MIN_SECRET_CHARS, is_secret_name};
+pub use shapes::warm_up;
 pub use shapes::{mask_token, sentinel};
 pub use stream::StreamMasker;
 
@@ -95,11 +96,6 @@ impl SecretMasker {
                 }
             }
         };
-        if enabled && !shapes::available() {
-            tracing::error!(
-                "the key-shape patterns did not compile; only configured values are masked"
-            );
-        }
         Self { enabled, literals }
     }
 

@@ -51,36 +51,53 @@ const PASSES: &[&str] = &[
     JWT,
 ];
 
-struct Compiled {
-    /// Index 0 is the prefix alternation, then [`PASSES`] in order.
-    gate: RegexSet,
-    passes: Vec<Regex>,
-}
-
-static COMPILED: LazyLock<Option<Compiled>> = LazyLock::new(|| {
+/// Which passes can match a text: index 0 is the prefix alternation, then [`PASSES`] in order.
+/// Every masked text is gated by it; the passes themselves compile on the first text they may
+/// match (most daemons never log a key).
+static GATE: LazyLock<Option<RegexSet>> = LazyLock::new(|| {
     let mut sources = vec![prefix::alternation()];
     sources.extend(PASSES.iter().map(|p| p.to_string()));
-    let gate = RegexSet::new(&sources).ok()?;
-    let passes = PASSES
+    RegexSet::new(&sources).ok()
+});
+
+static PASS_REGEXES: LazyLock<Option<Vec<Regex>>> = LazyLock::new(|| {
+    PASSES
         .iter()
         .map(|p| Regex::new(p))
         .collect::<Result<_, _>>()
-        .ok()?;
-    Some(Compiled { gate, passes })
+        .ok()
 });
 
 /// Whether the shape patterns compiled (they are constants; a failure is a bug the unit tests
-/// catch, and masking then covers only the configured values).
+/// catch, and masking then covers only the configured values). Compiles them.
+#[cfg(test)]
 pub fn available() -> bool {
-    COMPILED.is_some()
+    GATE.is_some() && PASS_REGEXES.is_some()
+}
+
+/// Compile the gate on a thread of its own, so the first masked log line finds it ready and
+/// start-up does not wait for it; a failure is logged.
+pub fn warm_up() {
+    let spawned = std::thread::Builder::new()
+        .name("mask-warm-up".into())
+        .spawn(|| {
+            if GATE.is_none() {
+                tracing::error!(
+                    "the key-shape patterns did not compile; only configured values are masked"
+                );
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::debug!(error = %e, "no warm-up thread; the patterns compile on first use");
+    }
 }
 
 /// `text` with every Hermes key shape masked.
 pub fn mask_shapes(text: Cow<'_, str>, style: Style) -> Cow<'_, str> {
-    let Some(compiled) = COMPILED.as_ref() else {
+    let Some(gate) = GATE.as_ref() else {
         return text;
     };
-    let hits = compiled.gate.matches(&text);
+    let hits = gate.matches(&text);
     if !hits.matched_any() {
         return text;
     }
@@ -90,7 +107,11 @@ pub fn mask_shapes(text: Cow<'_, str>, style: Style) -> Cow<'_, str> {
     {
         text = Cow::Owned(masked);
     }
-    for (i, pass) in compiled.passes.iter().enumerate() {
+    let passes = match PASS_REGEXES.as_ref() {
+        Some(passes) if hits.iter().any(|i| i > 0) => passes.as_slice(),
+        _ => &[],
+    };
+    for (i, pass) in passes.iter().enumerate() {
         if !hits.matched(i + 1) {
             continue;
         }

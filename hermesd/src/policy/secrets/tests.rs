@@ -209,3 +209,8 @@ fn a_disabled_masker_masks_nothing() {
     assert_eq!(value["output"], text);
     assert_eq!(masker.stream().push(text), text);
 }
+
+#[test]
+fn the_key_shape_patterns_compile() {
+    assert!(super::shapes::available());
+}

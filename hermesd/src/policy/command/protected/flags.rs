@@ -60,6 +60,25 @@ pub(super) fn enters_hidden(verb: &str, words: &[String]) -> bool {
     has_flag(words, &["--hidden", "-."], '.') || unrestricted >= needed
 }
 
+/// Whether a recursive `verb` skips what ignore files (`.gitignore` in a git repository,
+/// `.ignore`, `.rgignore`) exclude, as `rg` and `ag` do unless told not to (`--no-ignore`, `-u`;
+/// an ignore file's `!.env` whitelists a file back in, and the walk reads it the same way).
+pub(super) fn respects_ignores(verb: &str, words: &[String]) -> bool {
+    if !["rg", "ag"].contains(&verb) {
+        return false;
+    }
+    let unrestricted = words.iter().skip(1).any(|w| match w.strip_prefix('-') {
+        Some("-unrestricted") => true,
+        Some(flags) if !flags.starts_with('-') => flags.contains('u'),
+        _ => false,
+    });
+    !unrestricted
+        && !words
+            .iter()
+            .skip(1)
+            .any(|w| w.starts_with("--no-ignore") || w == "--skip-vcs-ignores" || w == "-U")
+}
+
 /// Whether a recursive `verb` reads what the symlinks inside a tree point to (not only the
 /// ones it is given): `grep -R`, `rg -L`, `ag -f`, `cp -L`, `tar -h`, `rsync -L` and
 /// `--copy-unsafe-links` (a link out of the tree, to a `.env` elsewhere, is copied as its

@@ -2,10 +2,12 @@
 //! /tmp/x`, `tar czf p.tgz .`, `rsync -a ./ host:app/`), walked to any depth for a file the read
 //! tools deny: a `.env` three levels down is found as one at the top. The walk reads directory
 //! entries only (names and types; one more `stat` for a symlink the command follows), skips
-//! what the command skips itself (hidden entries for `rg`/`ag` without `--hidden`, files outside
-//! a search's `--include` globs, symlinks it does not follow), and nothing else: no ignore file,
-//! no `--exclude`. It is bounded: past [`TREE_ENTRIES`] entries for one command the command asks
-//! (fail closed).
+//! what the command skips itself (hidden entries for `rg`/`ag` without `--hidden`, what their
+//! ignore files exclude — read by the `ignore` crate, ripgrep's own, so a whitelist reads as
+//! `rg` reads it — files outside a search's `--include` globs, symlinks it does not follow), and
+//! nothing else: no `--exclude`, and no ignore file for `grep -r`, `cp -r` or `tar`, which read
+//! none. It is bounded: past [`TREE_ENTRIES`] entries for one command the command asks (fail
+//! closed).
 
 use std::path::{Path, PathBuf};
 
@@ -16,7 +18,7 @@ use super::words::all_unknown;
 use crate::policy::paths::{PathPolicy, real};
 
 /// At most this many directory entries are looked at for one command, over all its trees.
-pub(in crate::policy::command) const TREE_ENTRIES: usize = 4096;
+pub(in crate::policy::command) const TREE_ENTRIES: usize = 10_000;
 
 /// What one command may still look at, shared by its segments.
 pub(super) struct Budget(usize);
@@ -39,6 +41,8 @@ impl Budget {
 struct Reading<'a> {
     /// It enters hidden files and directories.
     hidden: bool,
+    /// It skips what ignore files exclude (`rg`, `ag`).
+    ignores: bool,
     /// It reads what a symlink inside the tree points to.
     follows: bool,
     /// The only file names it reads, when its options limit it to some.
@@ -79,6 +83,7 @@ pub(super) fn tree_reach(
     }
     let reading = Reading {
         hidden: verb.hidden,
+        ignores: verb.ignores,
         follows: verb.follows,
         only: globs.as_deref(),
     };
@@ -115,6 +120,9 @@ fn walk_tree(
     paths: &PathPolicy,
     budget: &mut Budget,
 ) -> Option<Found> {
+    if reading.ignores {
+        return walk_ignoring(root, reading, paths, budget);
+    }
     let mut dirs = vec![root.to_path_buf()];
     // Directories reached through a followed symlink, walked once each.
     let mut followed: Vec<PathBuf> = Vec::new();
@@ -166,6 +174,44 @@ fn walk_tree(
     None
 }
 
+/// [`walk_tree`] for a command that skips what ignore files exclude: the tree as `rg` walks it.
+fn walk_ignoring(
+    root: &Path,
+    reading: &Reading<'_>,
+    paths: &PathPolicy,
+    budget: &mut Budget,
+) -> Option<Found> {
+    let walk = ignore::WalkBuilder::new(root)
+        .standard_filters(true)
+        .hidden(!reading.hidden)
+        .follow_links(reading.follows)
+        .build();
+    for entry in walk.flatten() {
+        if budget.0 == 0 {
+            return Some(Found::TooLarge);
+        }
+        budget.0 -= 1;
+        if entry.file_type().is_none_or(|kind| kind.is_dir()) {
+            continue;
+        }
+        let path = if entry.path_is_symlink() {
+            if !reading.follows {
+                continue;
+            }
+            real(entry.path())
+        } else {
+            entry.path().to_path_buf()
+        };
+        let wanted = reading
+            .only
+            .is_none_or(|only| only.iter().any(|m| m.is_match(entry.file_name())));
+        if wanted && paths.check_read(&path).is_err() {
+            return Some(Found::Denied(path));
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,6 +225,7 @@ mod tests {
         let paths = PathPolicy::new(&root.join("home"), Some(&root.join("user")));
         let reading = Reading {
             hidden: true,
+            ignores: false,
             follows: false,
             only: None,
         };

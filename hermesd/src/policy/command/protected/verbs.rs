@@ -2,7 +2,9 @@
 //! archives or searches them recursively — the lists of commands, and the flags (`sed -i`,
 //! `grep -r`, `cp -a`, `tar c`, find's actions, git's read-only subcommands) that change it.
 
-use super::flags::{enters_hidden, follows_links, has_flag, recursive, search_limits, tar_creates};
+use super::flags::{
+    enters_hidden, follows_links, has_flag, recursive, respects_ignores, search_limits, tar_creates,
+};
 use crate::policy::command::shell::basename;
 
 /// Commands that only read the files they name.
@@ -102,6 +104,8 @@ pub(super) struct Verb<'a> {
     pub(super) searches: bool,
     /// Enters hidden files and directories when recursive (`rg` and `ag` only with `--hidden`).
     pub(super) hidden: bool,
+    /// Skips what ignore files exclude when recursive (`rg`, `ag`).
+    pub(super) ignores: bool,
     /// Reads what the symlinks inside a tree point to when recursive (`grep -R`, `cp -L`…).
     pub(super) follows: bool,
     /// The index of its pattern or program operand, which names no file.
@@ -148,6 +152,7 @@ impl<'a> Verb<'a> {
             recursive,
             searches,
             hidden,
+            ignores: recursive && respects_ignores(name, words),
             follows: recursive && follows_links(name, words),
             pattern,
             only: searches.then(|| search_limits(words)).flatten(),
