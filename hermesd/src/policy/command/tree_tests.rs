@@ -245,4 +245,7 @@ fn rg_and_ag_trees_are_walked_as_they_read_them_ignore_files_included() {
         "whitelisted, rg reads it without --hidden"
     );
     assert_eq!(s.judge("rg --hidden KEY src"), "ask");
+    // An ignore file the same command writes first is not there to be read: the search asks.
+    assert_eq!(s.judge("printf '!x\\n' > lib/.ignore; rg KEY lib"), "ask");
+    assert_eq!(s.judge("printf 'x\\n' > lib/notes.txt; rg KEY lib"), "run");
 }

@@ -62,6 +62,9 @@ pub enum Reach {
     TooLarge(PathBuf),
     /// It runs a file an earlier part of the same command writes.
     RunsWritten(PathBuf),
+    /// A search that reads ignore files (`rg`, `ag`) after an earlier part of the same command
+    /// wrote one: what it skips or whitelists (`!.env`) is not seen.
+    IgnoreWritten(PathBuf),
     /// It writes a file the file tools write only with consent: needs approval, under the file
     /// tools' key.
     ConsentWrite {
@@ -140,6 +143,13 @@ impl Reach {
                 RUNS_WRITTEN_KEY,
                 format!(
                     "runs {}, which the same command writes first: what it runs is not seen",
+                    path.display()
+                ),
+            ),
+            Self::IgnoreWritten(path) => (
+                SECRET_READ_KEY,
+                format!(
+                    "searches after writing {}, an ignore file: what the search reads is not seen",
                     path.display()
                 ),
             ),

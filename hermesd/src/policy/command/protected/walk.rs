@@ -217,6 +217,16 @@ impl Walk<'_> {
                 written_here.extend(found.paths);
             }
         }
+        if verb.ignores
+            && let Some(ignore) = self.written.iter().find(|p| {
+                p.file_name().is_some_and(|n| {
+                    [".ignore", ".rgignore", ".gitignore"].contains(&&*n.to_string_lossy())
+                })
+            })
+        {
+            let ignore = ignore.clone();
+            self.note(Some(Reach::IgnoreWritten(ignore)));
+        }
         if self.found.reach.is_none() {
             // A reach found already asks; the tree walk could add nothing stronger.
             let reach = tree_reach(words, &verb, &operands, cwd, paths, &mut self.budget);
@@ -273,7 +283,8 @@ fn rank(reach: &Reach) -> u8 {
         | Reach::Search { .. }
         | Reach::CopyTree { .. }
         | Reach::TooLarge(_)
-        | Reach::RunsWritten(_) => 2,
+        | Reach::RunsWritten(_)
+        | Reach::IgnoreWritten(_) => 2,
     }
 }
 
