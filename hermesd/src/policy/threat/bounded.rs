@@ -19,7 +19,7 @@
 
 use regex::bytes::{Regex, RegexBuilder};
 use regex_automata::hybrid::dfa::{Cache, DFA};
-use regex_automata::{Anchored, Input, MatchKind, nfa::thompson, util::syntax};
+use regex_automata::{Anchored, Input, MatchKind};
 
 use super::gap::{Crowd, Gap};
 
@@ -68,21 +68,10 @@ impl Bounded {
         if quantified || Gap::of(tail).is_some() || !is_whole(head) || !is_whole(tail) {
             return None;
         }
-        let ends = DFA::builder()
-            .configure(
-                DFA::config()
-                    .match_kind(MatchKind::All)
-                    .minimum_cache_clear_count(Some(ENDS_REFILLS)),
-            )
-            .syntax(
-                syntax::Config::new()
-                    .case_insensitive(true)
-                    .unicode(false)
-                    .utf8(false),
-            )
-            .thompson(thompson::Config::new().utf8(false))
-            .build(head)
-            .ok()?;
+        let config = DFA::config()
+            .match_kind(MatchKind::All)
+            .minimum_cache_clear_count(Some(ENDS_REFILLS));
+        let ends = super::engine::byte_dfa(head, config).ok()?;
         let tail = RegexBuilder::new(tail)
             .case_insensitive(true)
             .unicode(false)

@@ -123,13 +123,14 @@ impl LazyRule {
     }
 }
 
-fn compile_check(pattern: &str) -> Option<DFA> {
+/// A lazy DFA of `pattern` over bytes, matched as the rules match (case-insensitive, no
+/// Unicode classes, any byte), configured by `config`.
+pub(super) fn byte_dfa(
+    pattern: &str,
+    config: regex_automata::hybrid::dfa::Config,
+) -> Result<DFA, String> {
     DFA::builder()
-        .configure(
-            DFA::config()
-                .cache_capacity(CHECK_CACHE)
-                .minimum_cache_clear_count(Some(CHECK_REFILLS)),
-        )
+        .configure(config)
         .syntax(
             syntax::Config::new()
                 .case_insensitive(true)
@@ -138,6 +139,14 @@ fn compile_check(pattern: &str) -> Option<DFA> {
         )
         .thompson(thompson::Config::new().utf8(false))
         .build(pattern)
+        .map_err(|e| e.to_string())
+}
+
+fn compile_check(pattern: &str) -> Option<DFA> {
+    let config = DFA::config()
+        .cache_capacity(CHECK_CACHE)
+        .minimum_cache_clear_count(Some(CHECK_REFILLS));
+    byte_dfa(pattern, config)
         .inspect_err(|error| tracing::error!(%error, "threat rule check failed to compile"))
         .ok()
 }

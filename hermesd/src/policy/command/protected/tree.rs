@@ -114,75 +114,16 @@ pub(super) fn tree_reach(
 
 /// The first file below `root` (real) the read tools deny, as `reading` reads the tree, or
 /// [`Found::TooLarge`] once `budget` is spent. A root that is not a directory holds nothing.
+/// One walker for every command (the `ignore` crate, ripgrep's own): its ignore-file filters
+/// are on only for a command that reads ignore files, so `rg`'s tree is the one `rg` reads.
 fn walk_tree(
     root: &Path,
     reading: &Reading<'_>,
     paths: &PathPolicy,
     budget: &mut Budget,
 ) -> Option<Found> {
-    if reading.ignores {
-        return walk_ignoring(root, reading, paths, budget);
-    }
-    let mut dirs = vec![root.to_path_buf()];
-    // Directories reached through a followed symlink, walked once each.
-    let mut followed: Vec<PathBuf> = Vec::new();
-    while let Some(dir) = dirs.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            if budget.0 == 0 {
-                return Some(Found::TooLarge);
-            }
-            budget.0 -= 1;
-            let name = entry.file_name();
-            if !reading.hidden && name.as_encoded_bytes().first() == Some(&b'.') {
-                continue;
-            }
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let mut path = entry.path();
-            let is_dir = if kind.is_symlink() {
-                if !reading.follows {
-                    continue;
-                }
-                path = real(&path);
-                let is_dir = path.is_dir();
-                if is_dir && followed.contains(&path) {
-                    continue;
-                }
-                if is_dir {
-                    followed.push(path.clone());
-                }
-                is_dir
-            } else {
-                kind.is_dir()
-            };
-            if is_dir {
-                dirs.push(path);
-                continue;
-            }
-            let wanted = reading
-                .only
-                .is_none_or(|only| only.iter().any(|m| m.is_match(&name)));
-            if wanted && paths.check_read(&path).is_err() {
-                return Some(Found::Denied(path));
-            }
-        }
-    }
-    None
-}
-
-/// [`walk_tree`] for a command that skips what ignore files exclude: the tree as `rg` walks it.
-fn walk_ignoring(
-    root: &Path,
-    reading: &Reading<'_>,
-    paths: &PathPolicy,
-    budget: &mut Budget,
-) -> Option<Found> {
     let walk = ignore::WalkBuilder::new(root)
-        .standard_filters(true)
+        .standard_filters(reading.ignores)
         .hidden(!reading.hidden)
         .follow_links(reading.follows)
         .build();
@@ -196,6 +137,7 @@ fn walk_ignoring(
         }
         let path = if entry.path_is_symlink() {
             if !reading.follows {
+                // The command copies or skips the link itself, which reveals nothing.
                 continue;
             }
             real(entry.path())
