@@ -7,6 +7,7 @@ pub mod config;
 pub mod cron;
 pub mod exec;
 pub mod export;
+pub mod gateway;
 pub mod hub;
 pub mod ids;
 pub mod llm;
@@ -60,6 +61,9 @@ pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), Serv
     tokio::spawn(maintenance::age_tool_results(Arc::clone(&state.runner)));
     tokio::spawn(cron::scheduler::run(Arc::clone(&state.cron)));
     tokio::spawn(cron::retention::sweep(Arc::clone(&state.cron)));
+    // Each platform connects in its own task: none delays READY or the others.
+    let gateway = Arc::clone(&state.gateway);
+    tokio::spawn(async move { gateway.start().await });
     if let Some(requests) = state.take_cron_requests() {
         tokio::spawn(cron::ops::serve(Arc::clone(&state.cron), requests));
     }

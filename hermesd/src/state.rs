@@ -1,5 +1,5 @@
 //! The composition root: the one place the daemon's parts are built and wired — the store, the
-//! configuration, the turn runner (hub and tools inside), cron — and what only the daemon itself
+//! configuration, the turn runner (hub and tools inside), cron, the gateway — and what only the daemon itself
 //! needs (its home, socket, start time, shutdown signal, reload). Nothing below imports it: the
 //! agent, cron and the tools get narrow handles, never this.
 
@@ -37,6 +37,8 @@ pub struct DaemonState {
     pub runner: Arc<TurnRunner>,
     /// Cron: the runner and cron's control (settings, wake-up, permits).
     pub cron: Arc<Cron>,
+    /// The chat platforms (Telegram).
+    pub gateway: Arc<crate::gateway::Gateway>,
     /// The `cronjob` tool's requests, until `run` starts serving them.
     cron_requests: std::sync::Mutex<Option<CronRequests>>,
 }
@@ -74,6 +76,12 @@ impl DaemonState {
             runner: Arc::clone(&runner),
             control,
         });
+        let gateway = Arc::new(crate::gateway::Gateway::new(
+            Arc::clone(&runner),
+            home.dir.clone(),
+            process_env.get("XDG_RUNTIME_DIR").map(str::to_string),
+            shutdown.clone(),
+        ));
         Self {
             home,
             socket,
@@ -86,6 +94,7 @@ impl DaemonState {
             flags,
             runner,
             cron,
+            gateway,
             cron_requests: std::sync::Mutex::new(Some(cron_requests)),
         }
     }

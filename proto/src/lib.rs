@@ -2,6 +2,7 @@
 //! hermesd socket: where a daemon lives ([`place`]) and how to reach it ([`client`]).
 
 pub mod client;
+pub mod commands;
 pub mod env;
 pub mod events;
 pub mod place;
@@ -18,7 +19,7 @@ pub mod hermes {
 pub use hermes::v1 as pb;
 
 /// Version of the wire protocol. Bump on every change to the attach/event messages or RPC semantics.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// Version of this build (all crates of the workspace share it).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -76,6 +76,7 @@ fn input(text: &str) -> TurnInput {
         busy: None,
         toolsets: Vec::new(),
         context_from: None,
+        turn_id: None,
     }
 }
 

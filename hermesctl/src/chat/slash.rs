@@ -1,5 +1,6 @@
-//! The slash commands of the chat client, from one table (the TUI and the chat gateway will use
-//! the same names): parsing, help, and a suggestion for a mistyped name.
+//! The slash commands of the chat client: the names and aliases of the one shared table
+//! (`hermes_proto::commands`, which the TUI and the gateway use too) parsed into what this
+//! client does, its help, and a suggestion for a mistyped name.
 
 /// A command the user typed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,39 +26,6 @@ pub enum Slash {
     Quit,
 }
 
-/// Name, arguments and what it does, in the order `/help` lists them.
-pub const COMMANDS: &[(&str, &str, &str)] = &[
-    ("help", "", "this list"),
-    ("new", "", "start a new session (this one goes on)"),
-    ("sessions", "", "recent sessions and their state"),
-    ("model", "", "the model answering, and the fallbacks"),
-    ("tools", "", "the toolsets sessions get"),
-    (
-        "busy",
-        "[queue|steer|interrupt]",
-        "what input during a turn does",
-    ),
-    ("stop", "", "interrupt the running turn"),
-    ("usage", "", "tokens and cost of this session"),
-    ("verbose", "", "show or hide reasoning and tool details"),
-    ("title", "[text]", "show the session's title, or set it"),
-    (
-        "branch",
-        "[title]",
-        "copy this conversation and continue in the copy",
-    ),
-    ("undo", "", "remove the last exchange"),
-    (
-        "retry",
-        "",
-        "remove the last exchange and send its message again",
-    ),
-    ("resume", "ID|TITLE", "switch to another session"),
-    ("compress", "", "summarise older turns now to free context"),
-    ("detach", "", "leave; the session goes on (also Ctrl-D)"),
-    ("quit", "", "leave the client"),
-];
-
 /// `Ok(None)` when `line` is not a command; `Err` explains an unknown one.
 pub fn parse(line: &str) -> Result<Option<Slash>, String> {
     let Some(rest) = line.trim().strip_prefix('/') else {
@@ -71,8 +39,11 @@ pub fn parse(line: &str) -> Result<Option<Slash>, String> {
         .split_once(char::is_whitespace)
         .map(|(_, tail)| tail.trim().to_string())
         .filter(|tail| !tail.is_empty());
-    Ok(Some(match name.as_str() {
-        "help" | "?" => Slash::Help,
+    let canonical = hermes_proto::commands::lookup(&name)
+        .filter(|c| c.in_terminal())
+        .map_or(name.as_str(), |c| c.name);
+    Ok(Some(match canonical {
+        "help" => Slash::Help,
         "new" => Slash::New,
         "sessions" => Slash::Sessions,
         "model" => Slash::Model,
@@ -82,29 +53,19 @@ pub fn parse(line: &str) -> Result<Option<Slash>, String> {
         "usage" => Slash::Usage,
         "verbose" => Slash::Verbose,
         "title" => Slash::Title(rest_of_line),
-        "branch" | "fork" => Slash::Branch(rest_of_line),
+        "branch" => Slash::Branch(rest_of_line),
         "undo" => Slash::Undo,
         "retry" => Slash::Retry,
         "resume" => Slash::Resume(rest_of_line),
-        "compress" | "compact" => Slash::Compress,
+        "compress" => Slash::Compress,
         "detach" => Slash::Detach,
-        "quit" | "exit" => Slash::Quit,
+        "quit" => Slash::Quit,
         other => return Err(unknown(other)),
     }))
 }
 
 fn unknown(name: &str) -> String {
-    let by_prefix = COMMANDS
-        .iter()
-        .map(|(candidate, _, _)| *candidate)
-        .find(|candidate| !name.is_empty() && candidate.starts_with(name));
-    let by_distance = COMMANDS
-        .iter()
-        .map(|(candidate, _, _)| (distance(name, candidate), *candidate))
-        .min()
-        .filter(|(d, _)| *d <= 2)
-        .map(|(_, candidate)| candidate);
-    match by_prefix.or(by_distance) {
+    match hermes_proto::commands::suggest(name, terminal_commands().map(|c| c.name)) {
         Some(candidate) => {
             format!("unknown command /{name}; did you mean /{candidate}? (/help lists them)")
         }
@@ -112,29 +73,18 @@ fn unknown(name: &str) -> String {
     }
 }
 
-/// Levenshtein distance, for suggestions.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let current = row[j + 1];
-            row[j + 1] = (previous + usize::from(ca != *cb))
-                .min(row[j] + 1)
-                .min(current + 1);
-            previous = current;
-        }
-    }
-    row[b.len()]
+/// The commands a terminal client offers, in `/help` order.
+pub fn terminal_commands() -> impl Iterator<Item = &'static hermes_proto::commands::Command> + Clone
+{
+    hermes_proto::commands::COMMANDS
+        .iter()
+        .filter(|c| c.in_terminal())
 }
 
 /// The `/help` text.
 pub fn help() -> String {
-    COMMANDS
-        .iter()
-        .map(|(name, args, what)| format!("  /{name:<9} {args:<24} {what}"))
+    terminal_commands()
+        .map(|c| format!("  /{:<9} {:<24} {}", c.name, c.args, c.description))
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -68,6 +68,9 @@ pub struct TurnInput {
     /// when the turn starts and never copied (a background review reads the conversation it
     /// reviews this way).
     pub context_from: Option<String>,
+    /// The turn's id, chosen by the caller to follow its events (the gateway's); `None` makes
+    /// one.
+    pub turn_id: Option<String>,
 }
 
 /// What happens to input that arrives while a turn runs.
@@ -349,7 +352,10 @@ async fn run(
     let mut allowlist = settings.allowlist.clone();
     allowlist.extend(state.store.read(port::stored_allowlist).await?);
     let unattended = session.source == "cron";
-    let turn_id = ids::short_id("turn");
+    let turn_id = input
+        .turn_id
+        .clone()
+        .unwrap_or_else(|| ids::short_id("turn"));
     // The turn and its tools get a narrow handle on the live session; beginning and ending the
     // turn stay here.
     let handle = crate::hub::TurnHandle::new(Arc::clone(live));
@@ -439,6 +445,7 @@ async fn run(
         let next = TurnInput {
             text,
             busy: Some(BusyPolicy::Queue),
+            turn_id: None,
             ..input.clone()
         };
         let target = Target {

@@ -225,6 +225,7 @@ async fn attempt(
         busy: Some(BusyPolicy::Queue),
         toolsets: job.toolsets.clone(),
         context_from: None,
+        turn_id: None,
     };
     let turn = agent::spawn_turn(&state.runner, session, chain, input);
     let live = state.runner.hub.get(&conversation);

@@ -291,6 +291,7 @@ async fn start_turn(
                 busy: convert::busy_override(input.busy_policy),
                 toolsets: Vec::new(),
                 context_from: None,
+                turn_id: None,
             };
             // The turn runs on its own (or the input joins the running one); its events reach
             // every attached client.

@@ -4,10 +4,10 @@ mod attach;
 mod convert;
 mod cron_service;
 mod daemon_service;
+mod gateway_service;
 pub mod listener;
 mod memory_service;
 mod models_service;
-mod not_built;
 pub mod peer;
 pub mod pidfile;
 mod session_ops;
@@ -119,7 +119,9 @@ pub async fn serve(state: Arc<DaemonState>, listener: Listener) -> Result<(), Se
             },
         ))
         .add_service(pb::gateway_server::GatewayServer::new(
-            not_built::GatewayService,
+            gateway_service::GatewayService {
+                state: Arc::clone(&state),
+            },
         ))
         .add_service(pb::models_server::ModelsServer::new(
             models_service::ModelsService {

@@ -172,6 +172,7 @@ pub async fn retry(state: &Arc<DaemonState>, id: String) -> Result<agent::TurnOu
         busy: Some(agent::BusyPolicy::Queue),
         toolsets: Vec::new(),
         context_from: None,
+        turn_id: None,
     };
     agent::send(&state.runner, target, input)
         .await

@@ -267,6 +267,7 @@ impl pb::sessions_server::Sessions for SessionsService {
             busy: convert::busy_override(req.busy_policy),
             toolsets: Vec::new(),
             context_from: None,
+            turn_id: None,
         };
         let outcome = agent::send(&self.state.runner, target, input)
             .await

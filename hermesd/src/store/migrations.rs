@@ -134,6 +134,8 @@ const MIGRATIONS: &[&str] = &[
          WHERE id = new.id;
     END;
     "#,
+    // 9: the gateway: polling offsets, chat routes, inbound messages, the outbox, pairing.
+    super::gateway::GATEWAY_MIGRATION,
 ];
 
 /// The schema version this build writes.

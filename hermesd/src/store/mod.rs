@@ -6,9 +6,11 @@ mod chain;
 mod cron;
 mod error;
 mod events;
+mod gateway;
 pub mod hermes_import;
 mod messages;
 mod migrations;
+mod pairing;
 mod retention;
 mod rewind;
 pub mod search;
@@ -36,8 +38,17 @@ pub use cron::{
 };
 pub use error::StoreError;
 pub use events::{StoredEvent, events_after, put_event, reserve_seqs, seq_before_last_messages};
+pub use gateway::{
+    InboundRow, NewInbound, OutboxRow, gateway_route, inbound_in_state, inbound_state,
+    last_inbound_text, outbox_add, outbox_set, outbox_state, outbox_unfinished, prune_gateway,
+    set_gateway_route, set_inbound_state, take_updates,
+};
 pub use messages::{
     MessageRow, NewMessage, append_message, list_messages, recent_exchange_messages,
+};
+pub use pairing::{
+    PairingRow, delete_pairing, pairing, pairing_failures, pairings, prune_pairing_requests,
+    put_pairing, set_pairing_failures,
 };
 pub use retention::{delete_conversations, fts_merge_step, stale_conversations, vacuum_step};
 pub use rewind::{Undone, undo_last_exchange};

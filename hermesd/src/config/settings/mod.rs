@@ -10,6 +10,7 @@ mod approvals;
 mod auxiliary;
 mod compression;
 mod cron;
+mod gateway;
 mod llm;
 mod memory;
 mod provider;
@@ -30,6 +31,7 @@ pub use approvals::{ApprovalMode, ApprovalsSection, CronMode};
 pub use auxiliary::{AuxiliarySection, AuxiliaryTask, TaskSettings};
 pub use compression::CompressionSection;
 pub use cron::CronSection;
+pub use gateway::{AccessSettings, GatewaySection, TELEGRAM_BASE_URL, TelegramSettings};
 pub use llm::{LlmSection, Timing};
 pub use memory::MemorySection;
 pub use provider::{ApiMode, ProviderEntry};
@@ -54,6 +56,9 @@ const MAPPINGS: &[&str] = &[
     "compression",
     "cron",
     "memory",
+    "platforms",
+    "streaming",
+    "telegram",
     "security",
     "sessions",
     "skills",
@@ -78,6 +83,7 @@ pub struct Settings {
     pub llm: LlmSection,
     pub auxiliary: AuxiliarySection,
     pub security: SecuritySection,
+    pub gateway: GatewaySection,
 }
 
 impl Settings {
@@ -103,6 +109,7 @@ impl Settings {
             llm: LlmSection::read(&mut r),
             auxiliary: AuxiliarySection::read(&mut r),
             security: SecuritySection::read(&mut r, env),
+            gateway: GatewaySection::read(&mut r, env),
             approvals,
             cron,
         };

@@ -1,0 +1,177 @@
+//! The gateway's settings with Hermes' keys: whether Telegram runs (`TELEGRAM_BOT_TOKEN`,
+//! `platforms.telegram.enabled`), its Bot API base URL, poll timeout and webhook, who may talk
+//! (`TELEGRAM_ALLOWED_USERS`, `telegram.allow_from`, `GATEWAY_ALLOWED_USERS`, the allow-all
+//! switches), how chats map to sessions (`group_sessions_per_user`,
+//! `thread_sessions_per_user`) and how often a streamed answer is edited
+//! (`streaming.edit_interval`).
+
+use std::time::Duration;
+
+use hermes_proto::env::Env;
+
+use super::read::Reader;
+
+/// Telegram's connection settings; present only when it runs.
+#[derive(Clone, PartialEq)]
+pub struct TelegramSettings {
+    /// `TELEGRAM_BOT_TOKEN` (environment or `.env`); never printed.
+    pub token: String,
+    /// `platforms.telegram.extra.base_url`; requests go to `{base_url}{token}/{method}`.
+    pub base_url: String,
+    /// The file download base, `{file_base_url}{token}/{file_path}` (derived from `base_url`
+    /// unless `platforms.telegram.extra.base_file_url` is set).
+    pub file_base_url: String,
+    /// `platforms.telegram.extra.poll_timeout` seconds of a long poll (1 to 50, default 30).
+    pub poll_timeout: Duration,
+    /// `TELEGRAM_WEBHOOK_URL`: webhook mode instead of polling.
+    pub webhook_url: Option<String>,
+    /// `TELEGRAM_WEBHOOK_SECRET`: the secret-token header every webhook call must carry.
+    pub webhook_secret: String,
+    /// `TELEGRAM_WEBHOOK_PORT` (default 8443), bound on `TELEGRAM_WEBHOOK_HOST` (default
+    /// 0.0.0.0).
+    pub webhook_listen: String,
+}
+
+impl std::fmt::Debug for TelegramSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TelegramSettings")
+            .field("token", &"<hidden>")
+            .field("base_url", &self.base_url)
+            .field("poll_timeout", &self.poll_timeout)
+            .field("webhook_url", &self.webhook_url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Who may talk to the agent through a platform, besides paired users.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AccessSettings {
+    /// `{PLATFORM}_ALLOWED_USERS` and the platform's `allow_from`.
+    pub allowed: Vec<String>,
+    /// `GATEWAY_ALLOWED_USERS`.
+    pub gateway_allowed: Vec<String>,
+    /// `{PLATFORM}_ALLOW_ALL_USERS`.
+    pub allow_all: bool,
+    /// `GATEWAY_ALLOW_ALL_USERS` (only when no allowlist is set).
+    pub gateway_allow_all: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatewaySection {
+    /// `None`: Telegram does not run (no token, or `platforms.telegram.enabled: false`).
+    pub telegram: Option<TelegramSettings>,
+    /// Whether a token is set but the platform was switched off (shown as `disabled`).
+    pub telegram_disabled: bool,
+    pub telegram_access: AccessSettings,
+    /// `group_sessions_per_user` (default true).
+    pub group_sessions_per_user: bool,
+    /// `thread_sessions_per_user` (default false).
+    pub thread_sessions_per_user: bool,
+    /// `streaming.edit_interval` seconds between edits of a streamed answer (0.3 to 10,
+    /// default 1; Hermes' 0.8 is under Telegram's pace for one chat).
+    pub edit_interval: Duration,
+}
+
+impl Default for GatewaySection {
+    fn default() -> Self {
+        Self {
+            telegram: None,
+            telegram_disabled: false,
+            telegram_access: AccessSettings::default(),
+            group_sessions_per_user: true,
+            thread_sessions_per_user: false,
+            edit_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+/// The Bot API's address.
+pub const TELEGRAM_BASE_URL: &str = "https://api.telegram.org/bot";
+
+fn truthy(value: Option<&str>) -> bool {
+    value.is_some_and(|v| matches!(v.trim().to_lowercase().as_str(), "true" | "1" | "yes"))
+}
+
+fn ids(value: Option<&str>) -> Vec<String> {
+    value
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+impl GatewaySection {
+    pub fn read(r: &mut Reader<'_>, env: &Env) -> Self {
+        let d = Self::default();
+        let token = env.get("TELEGRAM_BOT_TOKEN").unwrap_or_default().trim();
+        let enabled = r.flag("platforms.telegram.enabled", true);
+        let telegram = (!token.is_empty() && enabled).then(|| telegram(r, env, token));
+        let mut allowed = ids(env.get("TELEGRAM_ALLOWED_USERS"));
+        for key in [
+            "telegram.allow_from",
+            "platforms.telegram.allow_from",
+            "platforms.telegram.extra.allow_from",
+        ] {
+            allowed.extend(r.list(key, &[]));
+        }
+        let interval = r.seconds("streaming.edit_interval", 1.0).clamp(0.3, 10.0);
+        Self {
+            telegram,
+            telegram_disabled: !token.is_empty() && !enabled,
+            telegram_access: AccessSettings {
+                allowed,
+                gateway_allowed: ids(env.get("GATEWAY_ALLOWED_USERS")),
+                allow_all: truthy(env.get("TELEGRAM_ALLOW_ALL_USERS")),
+                gateway_allow_all: truthy(env.get("GATEWAY_ALLOW_ALL_USERS")),
+            },
+            group_sessions_per_user: r.flag("group_sessions_per_user", d.group_sessions_per_user),
+            thread_sessions_per_user: r
+                .flag("thread_sessions_per_user", d.thread_sessions_per_user),
+            edit_interval: Duration::from_secs_f64(interval),
+        }
+    }
+}
+
+fn telegram(r: &mut Reader<'_>, env: &Env, token: &str) -> TelegramSettings {
+    let mut base_url = r.text("platforms.telegram.extra.base_url");
+    if base_url.is_empty() {
+        base_url = TELEGRAM_BASE_URL.to_string();
+    }
+    let mut file_base_url = r.text("platforms.telegram.extra.base_file_url");
+    if file_base_url.is_empty() {
+        // https://api.telegram.org/bot → https://api.telegram.org/file/bot
+        file_base_url = match base_url.rsplit_once('/') {
+            Some((host, last)) => format!("{host}/file/{last}"),
+            None => format!("{base_url}/file/bot"),
+        };
+    }
+    let poll = r.whole("platforms.telegram.extra.poll_timeout", 30, 1, 50);
+    let port = env
+        .get("TELEGRAM_WEBHOOK_PORT")
+        .and_then(|p| p.trim().parse::<u16>().ok())
+        .unwrap_or(8443);
+    let host = env
+        .get("TELEGRAM_WEBHOOK_HOST")
+        .map(str::trim)
+        .filter(|h| !h.is_empty())
+        .unwrap_or("0.0.0.0");
+    TelegramSettings {
+        token: token.to_string(),
+        base_url,
+        file_base_url,
+        poll_timeout: Duration::from_secs(poll),
+        webhook_url: env
+            .get("TELEGRAM_WEBHOOK_URL")
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+            .map(str::to_string),
+        webhook_secret: env
+            .get("TELEGRAM_WEBHOOK_SECRET")
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
+        webhook_listen: format!("{host}:{port}"),
+    }
+}

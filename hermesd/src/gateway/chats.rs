@@ -1,0 +1,117 @@
+//! Each chat's messages, in order: one worker task per active chat (session key) takes its
+//! queue — at most [`QUEUE`] waiting, the rest refused with a visible reply — and ends when the
+//! chat has been quiet for a minute, so memory follows the chats that are talking, not every
+//! chat ever seen. `/stop`, `/approve` and `/deny` act at once instead of waiting their turn.
+
+use std::{collections::HashMap, sync::Arc, time::Duration};
+
+use tokio::sync::mpsc;
+
+use super::{Gateway, Link, adapter::ChatRef};
+use crate::store::{self, InboundRow, inbound_state};
+
+/// Messages waiting per chat.
+pub const QUEUE: usize = 32;
+/// How long a quiet chat's worker waits before it ends.
+const IDLE: Duration = Duration::from_secs(60);
+/// Marks an attachment line in a stored message (`kind:file_id:name`), fetched when it runs.
+pub const ATTACHMENT_MARK: &str = "\u{1}attachment:";
+
+/// The workers of the active chats.
+#[derive(Default)]
+pub struct Chats {
+    workers: std::sync::Mutex<HashMap<String, mpsc::Sender<InboundRow>>>,
+}
+
+impl Chats {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, mpsc::Sender<InboundRow>>> {
+        match self.workers.lock() {
+            Ok(map) => map,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    /// Queue a stored message on its chat (commands that act at once run here).
+    pub async fn queue(&self, gateway: &Arc<Gateway>, link: &Arc<Link>, row: InboundRow) {
+        if super::commands::is_immediate(&row.text) {
+            super::commands::run(gateway, link, &row).await;
+            return;
+        }
+        let refused = {
+            let mut workers = self.lock();
+            let key = row.session_key.clone();
+            let mut spawn = || {
+                let (tx, rx) = mpsc::channel(QUEUE);
+                tokio::spawn(work(Arc::clone(gateway), Arc::clone(link), key.clone(), rx));
+                tx
+            };
+            let sender = workers.entry(key.clone()).or_insert_with(&mut spawn);
+            match sender.try_send(row) {
+                Ok(()) => None,
+                Err(mpsc::error::TrySendError::Full(row)) => Some(row),
+                // The worker ended between its last look and now: start another.
+                Err(mpsc::error::TrySendError::Closed(row)) => {
+                    let tx = spawn();
+                    let refused = tx.try_send(row).err().map(|e| e.into_inner());
+                    workers.insert(key, tx);
+                    refused
+                }
+            }
+        };
+        if let Some(row) = refused {
+            refuse(gateway, link, &row).await;
+        }
+    }
+}
+
+async fn refuse(gateway: &Arc<Gateway>, link: &Arc<Link>, row: &InboundRow) {
+    tracing::warn!(chat = %row.chat_id, "gateway: a chat's queue is full; a message was refused");
+    let id = row.id;
+    let done = gateway
+        .runner
+        .store
+        .write(move |tx| store::set_inbound_state(tx, id, inbound_state::DONE, None))
+        .await;
+    if let Err(e) = done {
+        tracing::warn!(error = %e, "gateway: cannot mark a refused message");
+    }
+    let text = format!(
+        "Too many messages are waiting ({QUEUE}); this one was not taken. Send it again once the agent has answered."
+    );
+    super::outbox::send_now(gateway, link, &chat_of(row), Some(row.id), &text).await;
+}
+
+/// The chat a stored message came from.
+pub fn chat_of(row: &InboundRow) -> ChatRef {
+    ChatRef {
+        chat_id: row.chat_id.clone(),
+        thread_id: row.thread_id.clone(),
+    }
+}
+
+async fn work(
+    gateway: Arc<Gateway>,
+    link: Arc<Link>,
+    key: String,
+    mut rx: mpsc::Receiver<InboundRow>,
+) {
+    loop {
+        let row = tokio::select! {
+            () = gateway.shutdown.cancelled() => None,
+            row = tokio::time::timeout(IDLE, rx.recv()) => row.ok().flatten(),
+        };
+        let Some(row) = row else {
+            let mut workers = gateway.chats.lock();
+            if rx.is_empty() || gateway.shutdown.is_cancelled() {
+                workers.remove(&key);
+                return;
+            }
+            continue;
+        };
+        if super::commands::is_command(&row.text) {
+            super::commands::run(&gateway, &link, &row).await;
+        } else {
+            super::reply::answer(&gateway, &link, row).await;
+        }
+    }
+}

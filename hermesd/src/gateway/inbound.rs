@@ -1,0 +1,157 @@
+//! Taking a batch of updates: judge each sender, store what allowed users sent (skipping
+//! updates stored before, so a re-delivery is never taken twice), record strangers' pairing
+//! requests — all in one transaction, before the platform's offset moves — then answer the
+//! strangers, hand button presses to the approvals and queue each stored message on its chat.
+
+use std::sync::Arc;
+
+use super::{
+    Gateway, Link,
+    access::{self, Verdict},
+    adapter::{ChatKind, ChatRef, Inbound, Outgoing},
+    pairing,
+    routing::{self, Isolation},
+};
+use crate::store::{self, NewInbound, StoreError};
+
+/// What to tell a stranger.
+struct PairingReply {
+    chat: ChatRef,
+    text: String,
+}
+
+/// Store and route `batch`; `Err` when it could not be stored (nothing of it was taken).
+pub async fn take(
+    gateway: &Arc<Gateway>,
+    link: &Arc<Link>,
+    mut batch: super::adapter::Batch,
+) -> Result<(), StoreError> {
+    if batch.updates.is_empty() && batch.stored.is_empty() {
+        return Ok(());
+    }
+    link.status.received();
+    let config = gateway.runner.config();
+    let settings = &config.settings.gateway;
+    let access = settings.telegram_access.clone();
+    let isolation = Isolation {
+        group_per_user: settings.group_sessions_per_user,
+        thread_per_user: settings.thread_sessions_per_user,
+    };
+    let platform = link.platform();
+    let updates = std::mem::take(&mut batch.updates);
+    let (rows, replies, presses) = gateway
+        .runner
+        .store
+        .write(move |tx| {
+            let now = store::now_ms();
+            let mut messages = Vec::new();
+            let mut replies = Vec::new();
+            let mut presses = Vec::new();
+            for update in updates {
+                let paired =
+                    store::pairing(tx, platform, &update.user_id)?.is_some_and(|p| p.approved);
+                match access::judge(&access, &update.user_id, paired) {
+                    Verdict::Stranger if update.kind == ChatKind::Dm && update.press.is_none() => {
+                        replies.push(pairing_reply(tx, platform, &update, now)?);
+                    }
+                    // Unknown users in groups, and strangers' button presses, are ignored.
+                    Verdict::Stranger => {}
+                    Verdict::Allowed if update.press.is_some() => presses.push(update),
+                    Verdict::Allowed => {
+                        if let Some(message) = to_store(platform, &update, isolation) {
+                            messages.push(message);
+                        }
+                    }
+                }
+            }
+            let rows = store::take_updates(tx, platform, &messages)?;
+            Ok((rows, replies, presses))
+        })
+        .await?;
+    for stored in batch.stored.drain(..) {
+        let _ = stored.send(());
+    }
+    for reply in replies {
+        if let Err(e) = link
+            .adapter
+            .send(&reply.chat, &Outgoing::text(reply.text))
+            .await
+        {
+            tracing::warn!(platform, error = %e, "gateway: the pairing reply was not sent");
+        }
+    }
+    for press in presses {
+        super::approvals::pressed(gateway, link, press).await;
+    }
+    for row in rows {
+        gateway.chats.queue(gateway, link, row).await;
+    }
+    Ok(())
+}
+
+fn pairing_reply(
+    tx: &rusqlite::Transaction<'_>,
+    platform: &str,
+    update: &Inbound,
+    now: i64,
+) -> Result<PairingReply, StoreError> {
+    let text = match pairing::request(tx, platform, &update.user_id, &update.user_name, now)? {
+        pairing::Request::Code(code) => {
+            tracing::info!(platform, user = %update.user_id, "gateway: pairing code issued to a stranger");
+            format!(
+                "Hi! I don't recognize you yet.\n\nHere's your pairing code: `{code}`\n\n\
+                 Ask the bot owner to run:\n`hermesctl pairing approve {platform} {code}`"
+            )
+        }
+        pairing::Request::TooMany => {
+            "Too many pairing requests right now. Please try again later!".to_string()
+        }
+    };
+    Ok(PairingReply {
+        chat: update.chat.clone(),
+        text,
+    })
+}
+
+/// The row to store for an allowed user's message; `None` when it has nothing to say or no
+/// conversation can be named for it.
+fn to_store(platform: &str, update: &Inbound, isolation: Isolation) -> Option<NewInbound> {
+    let key = routing::session_key(
+        platform,
+        update.kind,
+        &update.chat.chat_id,
+        &update.chat.thread_id,
+        &update.user_id,
+        isolation,
+    )?;
+    let mut text = update.text.clone();
+    if update.edited && !text.is_empty() {
+        text = format!("(edited message) {text}");
+    }
+    if let Some(quoted) = update.reply_to.as_deref().filter(|q| !q.is_empty()) {
+        let quoted: String = quoted.chars().take(500).collect();
+        text = format!("[Replying to: \"{quoted}\"]\n\n{text}");
+    }
+    for attachment in &update.attachments {
+        // Fetched when the message runs (`chats.rs`); the marker names what to fetch.
+        text.push_str(&format!(
+            "\n{}{}:{}:{}",
+            super::chats::ATTACHMENT_MARK,
+            attachment.kind,
+            attachment.file_id,
+            attachment.file_name.replace(['\n', ':'], "_"),
+        ));
+    }
+    if text.trim().is_empty() {
+        return None;
+    }
+    Some(NewInbound {
+        update_id: update.update_id,
+        session_key: key,
+        chat_id: update.chat.chat_id.clone(),
+        thread_id: update.chat.thread_id.clone(),
+        user_id: update.user_id.clone(),
+        message_id: update.message_id.clone(),
+        text,
+    })
+}

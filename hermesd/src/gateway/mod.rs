@@ -1,0 +1,124 @@
+//! The gateway: the daemon's chat-platform connections. Each platform is an [`Adapter`]
+//! supervised by its own task (`supervisor.rs`: machine-wide lock, connect, long poll under a
+//! watchdog, backoff); what arrives is judged (`access.rs`, `pairing.rs`), stored and routed to a
+//! conversation (`inbound.rs`, `routing.rs`), and each chat's messages run in order through the
+//! hub like any client's (`chats.rs`), answered by a streamed message that is edited as the
+//! answer grows (`reply.rs`) and delivered through the outbox (`outbox.rs`), which a restart
+//! finishes (`recovery.rs`).
+
+pub mod access;
+pub mod adapter;
+mod approvals;
+mod chats;
+mod commands;
+mod inbound;
+pub mod lock;
+pub mod markup;
+mod outbox;
+pub mod pairing;
+mod recovery;
+mod reply;
+pub mod routing;
+pub mod split;
+pub mod status;
+mod supervisor;
+pub mod telegram;
+
+use std::{path::PathBuf, sync::Arc};
+
+pub use adapter::{Adapter, PlatformError};
+pub use commands::{Offered, list as commands_offered};
+pub use status::{LinkState, PlatformStatus, StatusCell};
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::TurnRunner;
+
+/// One platform: its adapter and status.
+pub struct Link {
+    pub adapter: Arc<dyn Adapter>,
+    pub status: StatusCell,
+}
+
+impl Link {
+    pub fn platform(&self) -> &'static str {
+        self.adapter.platform()
+    }
+}
+
+/// Every platform connection and the chats they serve.
+pub struct Gateway {
+    pub(crate) runner: Arc<TurnRunner>,
+    home: PathBuf,
+    runtime_dir: Option<String>,
+    shutdown: CancellationToken,
+    statuses: std::sync::Mutex<Vec<StatusCell>>,
+    chats: chats::Chats,
+    approvals: approvals::Pending,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway").finish_non_exhaustive()
+    }
+}
+
+impl Gateway {
+    pub fn new(
+        runner: Arc<TurnRunner>,
+        home: PathBuf,
+        runtime_dir: Option<String>,
+        shutdown: CancellationToken,
+    ) -> Self {
+        Self {
+            runner,
+            home,
+            runtime_dir,
+            shutdown,
+            statuses: std::sync::Mutex::new(Vec::new()),
+            chats: chats::Chats::default(),
+            approvals: approvals::Pending::default(),
+        }
+    }
+
+    /// Start every configured platform, each in its own task (none delays the others or the
+    /// daemon's readiness).
+    pub async fn start(self: &Arc<Self>) {
+        let config = self.runner.config();
+        let gateway = &config.settings.gateway;
+        if gateway.telegram_disabled {
+            self.add_status(StatusCell::new("telegram", LinkState::Disabled));
+        }
+        let Some(settings) = gateway.telegram.clone() else {
+            return;
+        };
+        let status = StatusCell::new("telegram", LinkState::Connecting);
+        self.add_status(status.clone());
+        let client = match self.runner.http_client().await {
+            Ok(client) => client,
+            Err(e) => {
+                status.fatal(&format!("cannot build the HTTP client: {e}"));
+                return;
+            }
+        };
+        let link = Arc::new(Link {
+            adapter: Arc::new(telegram::Telegram::new(settings, client)),
+            status,
+        });
+        let gateway = Arc::clone(self);
+        tokio::spawn(supervisor::supervise(gateway, link));
+    }
+
+    fn add_status(&self, cell: StatusCell) {
+        if let Ok(mut statuses) = self.statuses.lock() {
+            statuses.push(cell);
+        }
+    }
+
+    /// How every platform is doing.
+    pub fn status(&self) -> Vec<PlatformStatus> {
+        self.statuses
+            .lock()
+            .map(|s| s.iter().map(StatusCell::get).collect())
+            .unwrap_or_default()
+    }
+}

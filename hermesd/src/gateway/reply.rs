@@ -1,0 +1,560 @@
+//! Answering one message: resolve the chat's conversation (a new `telegram` session on first
+//! contact), run the turn through the hub like any client, and stream its answer — one message
+//! sent early, edited at most every `streaming.edit_interval` while the answer grows, and the
+//! final text put into it by an edit recorded in the outbox first (idempotent, so safe to
+//! repeat). Typing shows while the turn runs; approvals become buttons.
+
+use std::{sync::Arc, time::Duration};
+
+use hermes_proto::pb::{self, session_event::Kind};
+use tokio::time::Instant;
+
+use super::{
+    Gateway, Link,
+    adapter::{Attachment, ChatRef, Outgoing},
+    chats::{ATTACHMENT_MARK, chat_of},
+    outbox, split,
+};
+use crate::{
+    agent::{self, Submitted, Target, TurnInput},
+    hub::Received,
+    ids,
+    store::{self, InboundRow, SessionRow, StoreError, inbound_state, outbox_state},
+};
+
+/// How often the typing indicator is renewed (Telegram shows it for about 5 s).
+const TYPING_EVERY: Duration = Duration::from_secs(4);
+/// Largest attachment fetched (the Bot API's own download limit).
+pub const MAX_FILE_BYTES: u64 = 20 << 20;
+/// The client name turns from the gateway carry.
+pub const CLIENT: &str = "telegram";
+
+/// The conversation of the chat `key`, made on first contact.
+pub async fn conversation(
+    gateway: &Gateway,
+    link: &Link,
+    key: &str,
+) -> Result<Option<SessionRow>, StoreError> {
+    let key = key.to_string();
+    let routed = gateway
+        .runner
+        .store
+        .read(move |conn| {
+            let Some(id) = store::gateway_route(conn, &key)? else {
+                return Ok(None);
+            };
+            match store::resolve_conversation(conn, &id) {
+                Ok(row) => Ok(Some(row)),
+                Err(StoreError::SessionNotFound(_)) => Ok(None),
+                Err(e) => Err(e),
+            }
+        })
+        .await?;
+    let _ = link;
+    Ok(routed)
+}
+
+/// Route `key` to a new conversation (first contact, or `/new`).
+pub async fn new_conversation(
+    gateway: &Gateway,
+    link: &Link,
+    key: &str,
+) -> Result<SessionRow, StoreError> {
+    let key = key.to_string();
+    let source = link.platform().to_string();
+    gateway
+        .runner
+        .store
+        .write(move |tx| {
+            let row = store::insert_session(
+                tx,
+                &store::NewSession {
+                    source,
+                    title: None,
+                    model: String::new(),
+                    cwd: String::new(),
+                    parent_session_id: None,
+                    lineage: store::Lineage::Root,
+                },
+            )?;
+            store::set_gateway_route(tx, &key, &row.conversation_id)?;
+            Ok(row)
+        })
+        .await
+}
+
+/// Answer a stored message from start to delivered answer.
+pub async fn answer(gateway: &Arc<Gateway>, link: &Arc<Link>, row: InboundRow) {
+    let text = with_files(gateway, link, &row).await;
+    run_turn(gateway, link, &row, text).await;
+}
+
+/// Run a turn of `text` for the chat of `row` and deliver its answer.
+pub async fn run_turn(gateway: &Arc<Gateway>, link: &Arc<Link>, row: &InboundRow, text: String) {
+    let chat = chat_of(row);
+    let session = match conversation(gateway, link, &row.session_key).await {
+        Ok(Some(session)) => Ok(session),
+        Ok(None) => new_conversation(gateway, link, &row.session_key).await,
+        Err(e) => Err(e),
+    };
+    let session = match session {
+        Ok(session) => session,
+        Err(e) => {
+            return fail(
+                gateway,
+                link,
+                row,
+                &format!("the conversation is unavailable: {e}"),
+            )
+            .await;
+        }
+    };
+    let runner = &gateway.runner;
+    let target = Target {
+        session_id: Some(session.id.clone()),
+        ..Target::default()
+    };
+    let (session, chain) = match agent::prepare(runner, target, &text).await {
+        Ok(prepared) => prepared,
+        Err(e) => return fail(gateway, link, row, &e.to_string()).await,
+    };
+    let (id, conversation) = (row.id, session.conversation_id.clone());
+    let marked = runner
+        .store
+        .write(move |tx| {
+            store::set_inbound_state(tx, id, inbound_state::RUNNING, Some(&conversation))
+        })
+        .await;
+    if let Err(e) = marked {
+        return fail(
+            gateway,
+            link,
+            row,
+            &format!("the message could not be stored: {e}"),
+        )
+        .await;
+    }
+    let live = runner.hub.load(&session);
+    let _interactive = live.interactive_guard();
+    let (events, _) = live.subscribe();
+    let turn_id = ids::short_id("turn");
+    let input = TurnInput {
+        text,
+        source_client: CLIENT.into(),
+        yolo: false,
+        busy: None,
+        toolsets: Vec::new(),
+        context_from: None,
+        turn_id: Some(turn_id.clone()),
+    };
+    let submitted = agent::submit(runner, session, chain, input);
+    let ended = match submitted {
+        Submitted::Steered => Ended::Steered,
+        Submitted::Turn(handle) => {
+            let mut stream = Stream::new(gateway, link, row, chat);
+            let ended = stream.follow(events, &turn_id).await;
+            drop(handle);
+            ended
+        }
+    };
+    drop(_interactive);
+    runner.hub.release(live);
+    let id = row.id;
+    let state = match ended {
+        // The daemon stopped it: the restart tells the chat (once) and offers /retry.
+        Ended::Stopping => return,
+        _ => inbound_state::DONE,
+    };
+    if let Err(e) = runner
+        .store
+        .write(move |tx| store::set_inbound_state(tx, id, state, None))
+        .await
+    {
+        tracing::error!(error = %e, "gateway: cannot mark a message answered");
+    }
+}
+
+async fn fail(gateway: &Arc<Gateway>, link: &Arc<Link>, row: &InboundRow, why: &str) {
+    tracing::warn!(chat = %row.chat_id, error = %why, "gateway: a message could not run");
+    let id = row.id;
+    let _ = gateway
+        .runner
+        .store
+        .write(move |tx| store::set_inbound_state(tx, id, inbound_state::DONE, None))
+        .await;
+    outbox::send_now(
+        gateway,
+        link,
+        &chat_of(row),
+        Some(row.id),
+        &format!("⚠️ {why}"),
+    )
+    .await;
+}
+
+/// How a followed turn ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Ended {
+    Answered,
+    Steered,
+    /// Interrupted because the daemon is stopping.
+    Stopping,
+}
+
+/// The streamed answer of one turn.
+struct Stream<'a> {
+    gateway: &'a Arc<Gateway>,
+    link: &'a Arc<Link>,
+    row: &'a InboundRow,
+    chat: ChatRef,
+    text: String,
+    /// The streamed message: its outbox row and platform id, once sent.
+    message: Option<(i64, String)>,
+    /// Whether a first send is under way or failed (no second early send).
+    tried: bool,
+    shown: String,
+    next_edit: Instant,
+    interval: Duration,
+}
+
+impl<'a> Stream<'a> {
+    fn new(
+        gateway: &'a Arc<Gateway>,
+        link: &'a Arc<Link>,
+        row: &'a InboundRow,
+        chat: ChatRef,
+    ) -> Self {
+        let interval = gateway.runner.config().settings.gateway.edit_interval;
+        Self {
+            gateway,
+            link,
+            row,
+            chat,
+            text: String::new(),
+            message: None,
+            tried: false,
+            shown: String::new(),
+            next_edit: Instant::now(),
+            interval,
+        }
+    }
+
+    /// Follow the events of `turn_id` until it ends, streaming its text.
+    async fn follow(&mut self, mut events: crate::hub::Subscription, turn_id: &str) -> Ended {
+        let mut typing = tokio::time::interval(TYPING_EVERY);
+        loop {
+            let pending_edit = self.message.is_some() && self.shown != self.text;
+            let edit_at = self.next_edit;
+            tokio::select! {
+                received = events.recv() => match received {
+                    Received::Event(event) if event.turn_id == turn_id => {
+                        if let Some(ended) = self.on_event(&event).await {
+                            return ended;
+                        }
+                    }
+                    Received::Event(_) => {}
+                    Received::Lagged | Received::Closed => {
+                        // The answer is in the store; the partial text stays as it is.
+                        tracing::warn!(chat = %self.chat.chat_id, "gateway: lost the turn's events");
+                        return Ended::Answered;
+                    }
+                },
+                () = tokio::time::sleep_until(edit_at), if pending_edit => self.edit_partial().await,
+                _ = typing.tick() => {
+                    if let Err(e) = self.link.adapter.typing(&self.chat).await {
+                        tracing::debug!(error = %e, "gateway: typing not shown");
+                    }
+                }
+            }
+        }
+    }
+
+    async fn on_event(&mut self, event: &pb::SessionEvent) -> Option<Ended> {
+        match event.kind.as_ref()? {
+            Kind::TextDelta(delta) => {
+                self.text.push_str(&delta.text);
+                if !self.tried {
+                    self.send_first().await;
+                }
+            }
+            Kind::AssistantMessage(_) if !self.text.is_empty() && !self.text.ends_with("\n\n") => {
+                self.text.push_str("\n\n");
+            }
+            Kind::ApprovalRequested(asked) => {
+                super::approvals::ask(self.gateway, self.link, self.row, &self.chat, asked).await;
+            }
+            Kind::TurnFinished(done) => {
+                let text = if done.final_text.trim().is_empty() {
+                    "(no answer)".to_string()
+                } else {
+                    done.final_text.clone()
+                };
+                self.finish(&text).await;
+                return Some(Ended::Answered);
+            }
+            Kind::TurnInterrupted(why) => {
+                if why.by == crate::hub::STOPPING {
+                    return Some(Ended::Stopping);
+                }
+                let text = format!("{}\n\n(stopped)", self.text.trim_end());
+                self.finish(text.trim()).await;
+                return Some(Ended::Answered);
+            }
+            Kind::TurnFailed(failed) => {
+                let mut text = format!("⚠️ {}", failed.message);
+                if !failed.hint.is_empty() {
+                    text.push_str(&format!("\n{}", failed.hint));
+                }
+                self.finish(&text).await;
+                return Some(Ended::Answered);
+            }
+            _ => {}
+        }
+        None
+    }
+
+    /// What the streamed message shows of the text so far (the first piece, marked as going on).
+    fn visible(&self) -> String {
+        let limit = self.link.adapter.capabilities().max_len;
+        let pieces = split::split_markdown(&self.text, limit.saturating_sub(4));
+        let mut first = pieces.into_iter().next().unwrap_or_default();
+        first.push_str(" …");
+        first
+    }
+
+    async fn send_first(&mut self) {
+        self.tried = true;
+        let shown = self.visible();
+        let recorded = outbox::record(
+            self.gateway,
+            self.link,
+            &self.chat,
+            Some(self.row.id),
+            vec![shown.clone()],
+        )
+        .await;
+        let Ok(Some(row)) = recorded.map(|rows| rows.into_iter().next()) else {
+            return;
+        };
+        outbox::mark(self.gateway, row.id, outbox_state::ATTEMPTED, None, None).await;
+        let message = Outgoing::text(shown.clone());
+        match self.link.adapter.send(&self.chat, &message).await {
+            Ok(message_id) => {
+                self.link.status.sent();
+                outbox::mark(
+                    self.gateway,
+                    row.id,
+                    outbox_state::STREAMING,
+                    None,
+                    Some(message_id.clone()),
+                )
+                .await;
+                self.message = Some((row.id, message_id));
+                self.shown = self.text.clone();
+                self.next_edit = Instant::now() + self.interval;
+            }
+            Err(e) => {
+                // The final answer goes as a message of its own.
+                tracing::debug!(error = %e, "gateway: the streamed message was not sent");
+                outbox::mark(self.gateway, row.id, outbox_state::DONE, None, None).await;
+            }
+        }
+    }
+
+    async fn edit_partial(&mut self) {
+        let Some((_, message_id)) = &self.message else {
+            return;
+        };
+        let message = Outgoing::text(self.visible());
+        match self
+            .link
+            .adapter
+            .edit(&self.chat, message_id, &message)
+            .await
+        {
+            Ok(()) => self.link.status.sent(),
+            Err(super::PlatformError::RateLimited(wait)) => {
+                self.next_edit = Instant::now() + wait;
+                return;
+            }
+            Err(e) => tracing::debug!(error = %e, "gateway: a streamed edit failed"),
+        }
+        self.shown = self.text.clone();
+        self.next_edit = Instant::now() + self.interval;
+    }
+
+    /// Record the final text (split at the platform's limit) and deliver it: the first piece
+    /// into the streamed message, the rest as messages of their own.
+    async fn finish(&mut self, text: &str) {
+        let limit = self.link.adapter.capabilities().max_len;
+        let mut pieces = split::split_markdown(text, limit).into_iter();
+        let first = pieces.next().unwrap_or_default();
+        let rest: Vec<String> = pieces.collect();
+        let mut rows = Vec::new();
+        if let Some((id, message_id)) = self.message.clone() {
+            outbox::mark(
+                self.gateway,
+                id,
+                outbox_state::FINAL,
+                Some(first.clone()),
+                None,
+            )
+            .await;
+            rows.push(store::OutboxRow {
+                id,
+                inbound_id: Some(self.row.id),
+                platform: self.link.platform().to_string(),
+                chat_id: self.chat.chat_id.clone(),
+                thread_id: self.chat.thread_id.clone(),
+                text: first,
+                state: outbox_state::FINAL.to_string(),
+                message_id: Some(message_id),
+            });
+        } else {
+            match outbox::record(
+                self.gateway,
+                self.link,
+                &self.chat,
+                Some(self.row.id),
+                vec![first],
+            )
+            .await
+            {
+                Ok(recorded) => rows.extend(recorded),
+                Err(e) => tracing::error!(error = %e, "gateway: the answer could not be recorded"),
+            }
+        }
+        match outbox::record(self.gateway, self.link, &self.chat, Some(self.row.id), rest).await {
+            Ok(recorded) => rows.extend(recorded),
+            Err(e) => tracing::error!(error = %e, "gateway: the answer could not be recorded"),
+        }
+        for row in rows {
+            outbox::deliver(self.gateway, self.link, row).await;
+        }
+    }
+}
+
+/// The message's text with each attachment fetched, saved under the home's cache for this chat
+/// (name sanitised, size capped) and named by its path.
+async fn with_files(gateway: &Gateway, link: &Link, row: &InboundRow) -> String {
+    if !row.text.contains(ATTACHMENT_MARK) {
+        return row.text.clone();
+    }
+    let mut text = String::new();
+    for line in row.text.lines() {
+        let Some(spec) = line.strip_prefix(ATTACHMENT_MARK) else {
+            text.push_str(line);
+            text.push('\n');
+            continue;
+        };
+        let mut parts = spec.splitn(3, ':');
+        let (kind, file_id, name) = (
+            parts.next().unwrap_or("file"),
+            parts.next().unwrap_or(""),
+            parts.next().unwrap_or(""),
+        );
+        let kind: &'static str = match kind {
+            "photo" => "photo",
+            "voice" => "voice",
+            "audio" => "audio",
+            _ => "document",
+        };
+        let attachment = Attachment {
+            kind,
+            file_id: file_id.to_string(),
+            file_name: name.to_string(),
+            size: 0,
+        };
+        let note = match link.adapter.fetch_file(&attachment, MAX_FILE_BYTES).await {
+            Ok(bytes) => match save_file(gateway, row, &attachment, bytes).await {
+                Ok(path) => format!("[The user sent a {kind}, saved at {path}]"),
+                Err(e) => format!("[The user sent a {kind}; it could not be saved: {e}]"),
+            },
+            Err(e) => format!("[The user sent a {kind}; it could not be fetched: {e}]"),
+        };
+        text.push_str(&note);
+        text.push('\n');
+    }
+    text.trim_end().to_string()
+}
+
+/// `name` safe as one file name: no path separators, no leading dots, at most 100 characters.
+pub fn sanitize_file_name(name: &str, fallback: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect();
+    let cleaned = cleaned.trim_start_matches('.').to_string();
+    if cleaned.is_empty() {
+        fallback.to_string()
+    } else {
+        cleaned
+    }
+}
+
+async fn save_file(
+    gateway: &Gateway,
+    row: &InboundRow,
+    attachment: &Attachment,
+    bytes: Vec<u8>,
+) -> Result<String, String> {
+    let fallback = match attachment.kind {
+        "photo" => "photo.jpg",
+        "voice" => "voice.ogg",
+        "audio" => "audio.mp3",
+        _ => "file.bin",
+    };
+    let name = format!(
+        "{}-{}",
+        row.update_id,
+        sanitize_file_name(&attachment.file_name, fallback)
+    );
+    let dir = gateway
+        .home
+        .join("cache")
+        .join("gateway")
+        .join(sanitize_file_name(&row.chat_id, "chat"));
+    tokio::task::spawn_blocking(move || {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let path = dir.join(name);
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        std::io::Write::write_all(&mut file, &bytes)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(path.display().to_string())
+    })
+    .await
+    .map_err(|e| format!("the save task failed: {e}"))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_are_sanitised() {
+        assert_eq!(
+            sanitize_file_name("../../etc/passwd", "x"),
+            "_.._etc_passwd"
+        );
+        assert_eq!(sanitize_file_name(".bashrc", "x"), "bashrc");
+        assert_eq!(sanitize_file_name("", "photo.jpg"), "photo.jpg");
+        assert_eq!(sanitize_file_name(&"a".repeat(300), "x").len(), 100);
+    }
+}

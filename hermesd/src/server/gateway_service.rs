@@ -1,0 +1,171 @@
+//! The Gateway RPCs: how each platform's connection is doing, the pairing records (approve by
+//! code, revoke), and the slash commands every client offers.
+
+use std::{sync::Arc, time::SystemTime};
+
+use hermes_proto::pb;
+use tonic::{Request, Response, Status};
+
+use super::convert::{self, timestamp};
+use crate::{
+    DaemonState,
+    gateway::{self, LinkState, pairing},
+    store::{self, PairingRow},
+};
+
+#[derive(Debug)]
+pub struct GatewayService {
+    pub state: Arc<DaemonState>,
+}
+
+fn when(at: Option<SystemTime>) -> Option<prost_types::Timestamp> {
+    at.map(prost_types::Timestamp::from)
+}
+
+fn state_of(state: LinkState) -> pb::PlatformState {
+    match state {
+        LinkState::Disabled => pb::PlatformState::Disabled,
+        LinkState::Connecting => pb::PlatformState::Connecting,
+        LinkState::Connected => pb::PlatformState::Connected,
+        LinkState::Retrying => pb::PlatformState::Retrying,
+        LinkState::Fatal => pb::PlatformState::Fatal,
+    }
+}
+
+fn pairing_of(row: PairingRow) -> pb::Pairing {
+    pb::Pairing {
+        platform: row.platform,
+        user_id: row.user_id,
+        user_name: row.user_name,
+        approved: row.approved,
+        requested_at: Some(timestamp(row.requested_at)),
+        expires_at: row.expires_at.map(timestamp),
+        approved_at: row.approved_at.map(timestamp),
+    }
+}
+
+fn platform_name(name: &str) -> Result<String, Status> {
+    let name = name.trim().to_lowercase();
+    match name.as_str() {
+        "telegram" => Ok(name),
+        "" => Err(Status::invalid_argument("say which platform (telegram)")),
+        other => Err(Status::invalid_argument(format!(
+            "unknown platform {other:?}; hermesd's gateway has: telegram"
+        ))),
+    }
+}
+
+#[tonic::async_trait]
+impl pb::gateway_server::Gateway for GatewayService {
+    async fn status(
+        &self,
+        _request: Request<pb::GatewayStatusRequest>,
+    ) -> Result<Response<pb::GatewayStatusResponse>, Status> {
+        let platforms = self
+            .state
+            .gateway
+            .status()
+            .into_iter()
+            .map(|s| pb::PlatformStatus {
+                platform: s.platform,
+                state: state_of(s.state) as i32,
+                connected_since: when(s.connected_since),
+                last_received_at: when(s.last_received_at),
+                last_sent_at: when(s.last_sent_at),
+                reconnects: s.reconnects,
+                last_error: s.last_error,
+            })
+            .collect();
+        Ok(Response::new(pb::GatewayStatusResponse { platforms }))
+    }
+
+    async fn list_pairings(
+        &self,
+        request: Request<pb::ListPairingsRequest>,
+    ) -> Result<Response<pb::ListPairingsResponse>, Status> {
+        let platform = request.into_inner().platform;
+        let platform = (!platform.trim().is_empty())
+            .then(|| platform_name(&platform))
+            .transpose()?;
+        let now = store::now_ms();
+        let rows = self
+            .state
+            .store
+            .read(move |conn| store::pairings(conn, platform.as_deref()))
+            .await
+            .map_err(convert::status)?;
+        let pairings = rows
+            .into_iter()
+            .filter(|p| p.approved || p.expires_at.is_some_and(|e| e > now))
+            .map(pairing_of)
+            .collect();
+        Ok(Response::new(pb::ListPairingsResponse { pairings }))
+    }
+
+    async fn approve_pairing(
+        &self,
+        request: Request<pb::ApprovePairingRequest>,
+    ) -> Result<Response<pb::ApprovePairingResponse>, Status> {
+        let request = request.into_inner();
+        let platform = platform_name(&request.platform)?;
+        let code = request.code;
+        let approved = self
+            .state
+            .store
+            .write(move |tx| Ok(pairing::approve(tx, &platform, &code, store::now_ms())))
+            .await
+            .map_err(convert::status)?;
+        match approved {
+            Ok(row) => {
+                tracing::info!(platform = %row.platform, user = %row.user_id, "pairing approved");
+                Ok(Response::new(pb::ApprovePairingResponse {
+                    pairing: Some(pairing_of(row)),
+                }))
+            }
+            Err(pairing::ApproveError::Store(e)) => Err(convert::status(e)),
+            Err(e @ pairing::ApproveError::Locked(_)) => {
+                Err(Status::resource_exhausted(e.to_string()))
+            }
+            Err(e) => Err(Status::not_found(e.to_string())),
+        }
+    }
+
+    async fn revoke_pairing(
+        &self,
+        request: Request<pb::RevokePairingRequest>,
+    ) -> Result<Response<pb::RevokePairingResponse>, Status> {
+        let request = request.into_inner();
+        let platform = platform_name(&request.platform)?;
+        let user = request.user_id.trim().to_string();
+        if user.is_empty() {
+            return Err(Status::invalid_argument("say which user id to revoke"));
+        }
+        let removed = self
+            .state
+            .store
+            .write(move |tx| store::delete_pairing(tx, &platform, &user))
+            .await
+            .map_err(convert::status)?;
+        Ok(Response::new(pb::RevokePairingResponse { removed }))
+    }
+
+    async fn list_commands(
+        &self,
+        _request: Request<pb::ListCommandsRequest>,
+    ) -> Result<Response<pb::ListCommandsResponse>, Status> {
+        let commands = gateway::commands_offered(&self.state.runner)
+            .await
+            .into_iter()
+            .map(|o| pb::SlashCommand {
+                name: o.name,
+                aliases: o.aliases,
+                args: o.args,
+                description: o.description,
+                kind: if o.skill { "skill" } else { "builtin" }.into(),
+                gateway: o.gateway,
+                terminal: o.terminal,
+            })
+            .collect();
+        Ok(Response::new(pb::ListCommandsResponse { commands }))
+    }
+}
