@@ -82,6 +82,12 @@ pub enum Command {
     /// Scheduled jobs: a prompt the agent runs on a schedule, and the record of its runs.
     #[command(subcommand)]
     Cron(CronCommand),
+    /// Chat platforms (Telegram): how each connection is doing.
+    #[command(subcommand)]
+    Gateway(GatewayCommand),
+    /// Who may talk to the agent from a chat platform: pending codes and approved users.
+    #[command(subcommand)]
+    Pairing(PairingCommand),
     /// Read and edit config.yaml (works without the daemon; a running one reloads).
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -276,6 +282,25 @@ pub enum MemoryTargetArg {
     Memory,
     /// USER.md: who the user is.
     User,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GatewayCommand {
+    /// Each platform: state, connected since, last message in and out, reconnects, last error.
+    Status,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PairingCommand {
+    /// Pending requests and approved users.
+    List {
+        /// Only this platform.
+        platform: Option<String>,
+    },
+    /// Approve the user who was given CODE in a direct message.
+    Approve { platform: String, code: String },
+    /// Forget an approved user (or a pending request).
+    Revoke { platform: String, user: String },
 }
 
 #[derive(Debug, Subcommand)]

@@ -35,6 +35,10 @@ impl Daemon {
         MemoryClient::new(self.channel.clone())
     }
 
+    pub fn gateway(&self) -> hermes_proto::pb::gateway_client::GatewayClient<Channel> {
+        hermes_proto::pb::gateway_client::GatewayClient::new(self.channel.clone())
+    }
+
     pub fn skills(&self) -> SkillsClient<Channel> {
         SkillsClient::new(self.channel.clone())
     }

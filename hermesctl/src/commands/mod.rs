@@ -8,6 +8,7 @@ pub mod cron_text;
 pub mod daemon;
 pub mod docs;
 pub mod events_json;
+pub mod gateway;
 pub mod history;
 pub mod import;
 pub mod memory;

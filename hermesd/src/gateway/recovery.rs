@@ -1,6 +1,6 @@
 //! Finishing what a crash or a stop left, once per start, when the platform first connects:
-//! replies recorded but never sent go now; a send that went out unacknowledged goes again once,
-//! marked "(recovered)"; a final edit is repeated (idempotent); a turn that was cut is not run
+//! replies recorded but never sent go now; an answer's send that went out unacknowledged goes
+//! again once, marked "(recovered)"; a final edit is repeated (idempotent); a turn that was cut is not run
 //! again — its chat gets one notice offering `/retry`; messages stored but never started run.
 
 use std::sync::Arc;
@@ -40,6 +40,10 @@ pub async fn finish(gateway: &Arc<Gateway>, link: &Arc<Link>) {
             }
             outbox_state::FINAL => {
                 outbox::deliver(gateway, link, row).await;
+            }
+            // The streamed message of a turn that was cut: the notice below stands for it.
+            outbox_state::ATTEMPTED if row.inbound_id.is_some_and(|id| cut_ids.contains(&id)) => {
+                outbox::mark(gateway, row.id, outbox_state::DONE, None, None).await;
             }
             outbox_state::ATTEMPTED => {
                 tracing::info!(

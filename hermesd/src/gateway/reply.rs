@@ -383,51 +383,64 @@ impl<'a> Stream<'a> {
         self.next_edit = Instant::now() + self.interval;
     }
 
-    /// Record the final text (split at the platform's limit) and deliver it: the first piece
-    /// into the streamed message, the rest as messages of their own.
+    /// Record the final text (split at the platform's limit) and mark the message answered,
+    /// in one transaction — from here a restart delivers it rather than calling the turn cut —
+    /// then deliver it: the first piece into the streamed message, the rest as messages of
+    /// their own.
     async fn finish(&mut self, text: &str) {
         let limit = self.link.adapter.capabilities().max_len;
-        let mut pieces = split::split_markdown(text, limit).into_iter();
-        let first = pieces.next().unwrap_or_default();
-        let rest: Vec<String> = pieces.collect();
-        let mut rows = Vec::new();
-        if let Some((id, message_id)) = self.message.clone() {
-            outbox::mark(
-                self.gateway,
-                id,
-                outbox_state::FINAL,
-                Some(first.clone()),
-                None,
-            )
+        let pieces = split::split_markdown(text, limit);
+        let streamed = self.message.clone();
+        let (platform, chat, inbound) = (self.link.platform(), self.chat.clone(), self.row.id);
+        let recorded = self
+            .gateway
+            .runner
+            .store
+            .write(move |tx| {
+                let mut rows = Vec::new();
+                for (index, piece) in pieces.into_iter().enumerate() {
+                    let mut row = store::OutboxRow {
+                        id: 0,
+                        inbound_id: Some(inbound),
+                        platform: platform.to_string(),
+                        chat_id: chat.chat_id.clone(),
+                        thread_id: chat.thread_id.clone(),
+                        text: piece,
+                        state: outbox_state::PENDING.to_string(),
+                        message_id: None,
+                    };
+                    match (&streamed, index) {
+                        (Some((id, message_id)), 0) => {
+                            store::outbox_set(tx, *id, outbox_state::FINAL, Some(&row.text), None)?;
+                            row.id = *id;
+                            row.state = outbox_state::FINAL.to_string();
+                            row.message_id = Some(message_id.clone());
+                        }
+                        _ => {
+                            row.id = store::outbox_add(
+                                tx,
+                                platform,
+                                Some(inbound),
+                                &chat.chat_id,
+                                &chat.thread_id,
+                                &row.text,
+                                outbox_state::PENDING,
+                            )?;
+                        }
+                    }
+                    rows.push(row);
+                }
+                store::set_inbound_state(tx, inbound, inbound_state::DONE, None)?;
+                Ok(rows)
+            })
             .await;
-            rows.push(store::OutboxRow {
-                id,
-                inbound_id: Some(self.row.id),
-                platform: self.link.platform().to_string(),
-                chat_id: self.chat.chat_id.clone(),
-                thread_id: self.chat.thread_id.clone(),
-                text: first,
-                state: outbox_state::FINAL.to_string(),
-                message_id: Some(message_id),
-            });
-        } else {
-            match outbox::record(
-                self.gateway,
-                self.link,
-                &self.chat,
-                Some(self.row.id),
-                vec![first],
-            )
-            .await
-            {
-                Ok(recorded) => rows.extend(recorded),
-                Err(e) => tracing::error!(error = %e, "gateway: the answer could not be recorded"),
+        let rows = match recorded {
+            Ok(rows) => rows,
+            Err(e) => {
+                tracing::error!(error = %e, "gateway: the answer could not be recorded");
+                return;
             }
-        }
-        match outbox::record(self.gateway, self.link, &self.chat, Some(self.row.id), rest).await {
-            Ok(recorded) => rows.extend(recorded),
-            Err(e) => tracing::error!(error = %e, "gateway: the answer could not be recorded"),
-        }
+        };
         for row in rows {
             outbox::deliver(self.gateway, self.link, row).await;
         }
