@@ -6,6 +6,7 @@
 pub mod daemon;
 pub mod events;
 pub mod fake_llm;
+pub mod fake_telegram;
 pub mod fifo;
 pub mod home;
 pub mod proxy;
