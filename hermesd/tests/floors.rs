@@ -25,6 +25,7 @@ const FLOORS: &[(&str, u32)] = &[
     ("tools", 7),
     ("agent", 8),
     ("cron", 9),
+    ("gateway", 9),
     ("maintenance", 10),
     ("export", 10),
     ("state", 11),
