@@ -267,7 +267,8 @@ impl Adapter for Telegram {
 
     fn poll_deadline(&self) -> Duration {
         if self.settings.webhook_url.is_some() {
-            return Duration::MAX;
+            // Deliveries come when Telegram has something: no poll to watch.
+            return Duration::from_secs(365 * 86_400);
         }
         self.settings.poll_timeout + Duration::from_secs(15)
     }

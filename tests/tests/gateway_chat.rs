@@ -1,0 +1,422 @@
+//! The gateway's chat features end to end: approvals as buttons and as `/approve` / `/deny`,
+//! slash commands, long answers split at Telegram's limit, markup Telegram rejects retried as
+//! plain text, 429s waited out, files saved and referenced, webhook mode with its secret, a
+//! terminal attached to a Telegram conversation, and a refused token left fatal.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
+
+use std::{
+    sync::atomic::{AtomicU32, Ordering},
+    time::Duration,
+};
+
+use hermes_tests::{
+    TestHome,
+    fake_llm::{FakeLlm, Reply},
+    fake_telegram::{Chat, FakeTelegram, Fault, User},
+    home::StopOnDrop,
+};
+use serde_json::json;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn unique_token(bot: &FakeTelegram) -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    let token = format!(
+        "{}{:03}:AAGatewayChat-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::SeqCst),
+        std::process::id()
+    );
+    bot.add_token(&token);
+    token
+}
+
+fn configure(home: &TestHome, llm: &FakeLlm, bot: &FakeTelegram, env: &str) -> String {
+    let token = unique_token(bot);
+    home.use_fake_model(
+        llm,
+        &format!(
+            "platforms:\n  telegram:\n    extra:\n      base_url: {}\n      poll_timeout: 1\nstreaming:\n  edit_interval: 0.3\n",
+            bot.base_url()
+        ),
+    );
+    home.write(
+        ".env",
+        &format!("TELEGRAM_BOT_TOKEN={token}\nTELEGRAM_ALLOWED_USERS=42\n{env}"),
+    );
+    token
+}
+
+async fn start(home: &TestHome, bot: &FakeTelegram) {
+    home.ctl_async(&["status"]).await.ok();
+    bot.wait_call("setMyCommands", WAIT).await;
+}
+
+fn ann() -> User {
+    User::new(42, "Ann").with_username("ann")
+}
+
+fn dm() -> Chat {
+    Chat::private(42)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approval_is_a_message_with_buttons_and_a_press_answers_it() {
+    let llm = FakeLlm::start(vec![
+        Reply::tool_call("terminal", r#"{"command": "rm -rf victim"}"#),
+        Reply::text("removed it"),
+        Reply::tool_call("terminal", r#"{"command": "rm -rf keeper"}"#),
+        Reply::text("left it"),
+    ])
+    .await;
+    let bot = FakeTelegram::start().await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    configure(&home, &llm, &bot, "");
+    std::fs::create_dir_all(home.user_home().join("victim")).unwrap();
+    std::fs::create_dir_all(home.user_home().join("keeper")).unwrap();
+    start(&home, &bot).await;
+
+    bot.push_text(&dm(), &ann(), "clean up");
+    let question = bot
+        .wait_message_text(42, |t| t.contains("requires approval"), WAIT)
+        .await;
+    let markup = question.reply_markup.clone().expect("buttons");
+    let buttons: Vec<String> = markup["inline_keyboard"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["callback_data"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(buttons.len(), 4, "{markup}");
+    let once = buttons.iter().find(|d| d.ends_with(":once")).unwrap();
+    bot.push_callback(&dm(), &ann(), question.message_id, once);
+    bot.wait_message_text(42, |t| t == "removed it", WAIT).await;
+    assert!(
+        !home.user_home().join("victim").exists(),
+        "approved, so it ran"
+    );
+    let answered = bot.callback_answers();
+    assert_eq!(answered.len(), 1, "{answered:?}");
+    let decided = bot.messages(42);
+    assert!(
+        decided
+            .iter()
+            .any(|m| m.text.starts_with("✅ Approved (once)")),
+        "{decided:?}"
+    );
+
+    // The same through a command.
+    bot.push_text(&dm(), &ann(), "and the other");
+    bot.wait_until("a second question", WAIT, |view| {
+        let messages = view.messages(42);
+        (messages.len() >= 3 && messages.last()?.text.contains("requires approval")).then_some(())
+    })
+    .await;
+    bot.push_text(&dm(), &ann(), "/deny");
+    bot.wait_message_text(42, |t| t == "left it", WAIT).await;
+    assert!(
+        home.user_home().join("keeper").exists(),
+        "denied, so it did not run"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn slash_commands_act_on_the_chats_conversation() {
+    let llm = FakeLlm::start(vec![
+        Reply::text("first answer"),
+        Reply::text("fresh answer"),
+        Reply::text("retried answer"),
+    ])
+    .await;
+    let bot = FakeTelegram::start().await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    configure(&home, &llm, &bot, "");
+    start(&home, &bot).await;
+
+    bot.push_text(&dm(), &ann(), "/help");
+    bot.wait_message_text(42, |t| t.contains("/retry") && t.contains("/approve"), WAIT)
+        .await;
+    bot.push_text(&dm(), &ann(), "/hepl");
+    bot.wait_message_text(42, |t| t.contains("Did you mean /help?"), WAIT)
+        .await;
+    bot.push_text(&dm(), &ann(), "hello");
+    bot.wait_message_text(42, |t| t == "first answer", WAIT)
+        .await;
+    bot.push_text(&dm(), &ann(), "/title Groceries");
+    bot.wait_message_text(42, |t| t == "Title set: Groceries", WAIT)
+        .await;
+    bot.push_text(&dm(), &ann(), "/reset");
+    bot.wait_message_text(42, |t| t.starts_with("✨ New session"), WAIT)
+        .await;
+    bot.push_text(&dm(), &ann(), "again");
+    bot.wait_message_text(42, |t| t == "fresh answer", WAIT)
+        .await;
+    let sessions = home.ctl_async(&["sessions", "list", "--json"]).await.json();
+    let telegram: Vec<_> = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["source"] == "telegram")
+        .collect();
+    assert_eq!(telegram.len(), 2, "{sessions}");
+    // The fresh conversation does not carry the first one's history.
+    let second = &llm.requests()[1].body["messages"];
+    assert!(!second.to_string().contains("first answer"), "{second}");
+    bot.push_text(&dm(), &ann(), "/retry");
+    bot.wait_message_text(42, |t| t == "retried answer", WAIT)
+        .await;
+    let third = &llm.requests()[2].body["messages"];
+    let users: Vec<_> = third
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .collect();
+    assert_eq!(users.len(), 1, "the exchange was replaced: {third}");
+    assert_eq!(users[0]["content"], "again");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_answer_is_split_rejected_markup_goes_plain_and_429_is_waited_out() {
+    let paragraph = "word ".repeat(200);
+    let long: String = (0..12)
+        .map(|i| format!("Paragraph {i}: {paragraph}"))
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let llm = FakeLlm::start(vec![Reply::text(&long), Reply::text("**bold** reply")]).await;
+    let bot = FakeTelegram::start().await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    configure(&home, &llm, &bot, "");
+    start(&home, &bot).await;
+
+    bot.push_text(&dm(), &ann(), "tell me a lot");
+    bot.wait_until("every piece", WAIT, |view| {
+        view.messages(42)
+            .iter()
+            .any(|m| m.text.contains("Paragraph 11"))
+            .then_some(())
+    })
+    .await;
+    let pieces = bot.messages(42);
+    assert!(pieces.len() >= 3, "{}", pieces.len());
+    for piece in &pieces {
+        assert!(
+            piece.text.encode_utf16().count() <= 4096,
+            "{}",
+            piece.text.len()
+        );
+    }
+    let all: String = pieces.iter().map(|m| m.text.as_str()).collect();
+    for i in 0..12 {
+        assert!(
+            all.contains(&format!("Paragraph {i}:")),
+            "paragraph {i} lost"
+        );
+    }
+
+    // Telegram refuses the HTML once (the plain text goes), and rate-limits an edit.
+    bot.fail_next(
+        "sendMessage",
+        Fault::BadRequest("can't parse entities: Unsupported start tag".into()),
+    );
+    bot.fail_next("editMessageText", Fault::TooManyRequests { retry_after: 1 });
+    let before = bot.messages(42).len();
+    bot.push_text(&dm(), &ann(), "short one");
+    let reply = bot.wait_message_text(42, |t| t == "bold reply", WAIT).await;
+    assert_eq!(
+        bot.messages(42).len(),
+        before + 1,
+        "one message for the answer"
+    );
+    assert!(reply.edits >= 1);
+    let sends = bot.calls_of("sendMessage");
+    let plain = sends.last().unwrap();
+    assert!(
+        plain.param("parse_mode").is_null(),
+        "the retry is plain text"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_photo_and_a_document_are_saved_and_named_to_the_agent() {
+    let llm = FakeLlm::start(vec![
+        Reply::text("nice picture"),
+        Reply::text("got the file"),
+    ])
+    .await;
+    let bot = FakeTelegram::start().await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    configure(&home, &llm, &bot, "");
+    start(&home, &bot).await;
+
+    bot.push_photo(&dm(), &ann(), vec![0xFF, 0xD8, 0xFF, 0xE0], Some("look"));
+    bot.wait_message_text(42, |t| t == "nice picture", WAIT)
+        .await;
+    let asked = llm.requests()[0].body["messages"].to_string();
+    assert!(asked.contains("look"), "{asked}");
+    assert!(asked.contains("saved at"), "{asked}");
+    bot.push_document(
+        &dm(),
+        &ann(),
+        b"a,b\n1,2\n".to_vec(),
+        "../../evil name.csv",
+        "text/csv",
+        None,
+    );
+    bot.wait_message_text(42, |t| t == "got the file", WAIT)
+        .await;
+    let asked = llm.requests()[1].body["messages"].to_string();
+    let saved = home.path().join("cache/gateway/42");
+    let files: Vec<String> = std::fs::read_dir(&saved)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let csv = files.iter().find(|f| f.ends_with(".csv")).unwrap();
+    assert!(!csv.contains('/') && !csv.starts_with('.'), "{csv}");
+    assert_eq!(std::fs::read(saved.join(csv)).unwrap(), b"a,b\n1,2\n");
+    assert!(asked.contains(csv.as_str()), "{asked}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn webhook_mode_checks_the_secret_and_answers_once_stored() {
+    let llm = FakeLlm::start(vec![Reply::text("via webhook")]).await;
+    let bot = FakeTelegram::start().await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    configure(
+        &home,
+        &llm,
+        &bot,
+        &format!(
+            "TELEGRAM_WEBHOOK_URL=http://127.0.0.1:{port}/telegram\nTELEGRAM_WEBHOOK_PORT={port}\nTELEGRAM_WEBHOOK_HOST=127.0.0.1\nTELEGRAM_WEBHOOK_SECRET=s3cret-value\n"
+        ),
+    );
+    start(&home, &bot).await;
+    let (url, secret) = bot.webhook().expect("setWebhook was called");
+    assert!(url.ends_with("/telegram"));
+    assert_eq!(secret.as_deref(), Some("s3cret-value"));
+    assert!(
+        bot.calls_of("getUpdates").is_empty(),
+        "no polling in webhook mode"
+    );
+
+    let update = json!({"message": {"message_id": 1, "date": 1,
+        "chat": {"id": 42, "type": "private", "first_name": "Ann"},
+        "from": {"id": 42, "is_bot": false, "first_name": "Ann"},
+        "text": "through the hook"}});
+    bot.add_chat(&dm());
+    assert_eq!(
+        bot.deliver_webhook(update.clone(), Some("wrong")).await,
+        401
+    );
+    assert_eq!(bot.deliver_webhook(update.clone(), None).await, 401);
+    assert_eq!(bot.deliver_webhook(update, Some("s3cret-value")).await, 200);
+    bot.wait_message_text(42, |t| t == "via webhook", WAIT)
+        .await;
+    assert_eq!(
+        llm.requests().len(),
+        1,
+        "only the authentic delivery reached the model"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_terminal_attaches_to_a_telegram_conversation() {
+    let llm = FakeLlm::start(vec![
+        Reply::text("first"),
+        Reply::text("seen from the terminal"),
+    ])
+    .await;
+    let bot = FakeTelegram::start().await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    configure(&home, &llm, &bot, "");
+    start(&home, &bot).await;
+    bot.push_text(&dm(), &ann(), "hello");
+    bot.wait_message_text(42, |t| t == "first", WAIT).await;
+    let sessions = home.ctl_async(&["sessions", "list", "--json"]).await.json();
+    let id = sessions[0]["id"].as_str().unwrap().to_string();
+
+    let mut watcher = home
+        .command(&hermes_tests::binary("hermesctl"))
+        .args(["attach", "--read-only", &id])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = watcher.stdout.take().unwrap();
+    let (lines_tx, mut lines_rx) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if lines_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // The backlog shows the first exchange; then the phone's next message arrives live.
+    let mut seen = String::new();
+    tokio::time::timeout(WAIT, async {
+        while !seen.contains("first") {
+            seen.push_str(&lines_rx.recv().await.unwrap());
+            seen.push('\n');
+        }
+    })
+    .await
+    .expect("the backlog");
+    bot.push_text(&dm(), &ann(), "from the phone");
+    tokio::time::timeout(WAIT, async {
+        while !seen.contains("seen from the terminal") {
+            seen.push_str(&lines_rx.recv().await.unwrap());
+            seen.push('\n');
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the live turn was not shown:\n{seen}"));
+    assert!(seen.contains("from the phone"), "{seen}");
+    let _ = watcher.kill();
+    let _ = watcher.wait();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_token_is_fatal_and_not_retried() {
+    let llm = FakeLlm::start(vec![]).await;
+    let bot = FakeTelegram::start().await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    let token = configure(&home, &llm, &bot, "");
+    bot.remove_token(&token);
+    home.ctl_async(&["status"]).await.ok();
+    let status = loop {
+        let status = home
+            .ctl_async(&["gateway", "status", "--json"])
+            .await
+            .json();
+        if status[0]["state"] == "fatal" {
+            break status;
+        }
+        tokio::task::yield_now().await;
+    };
+    assert!(
+        status[0]["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("Unauthorized"),
+        "{status}"
+    );
+    assert!(!status[0]["last_error"].as_str().unwrap().contains(&token));
+    assert_eq!(bot.calls_of("getMe").len(), 1, "not retried");
+    assert!(bot.calls_of("getUpdates").is_empty());
+}
