@@ -228,6 +228,16 @@ fn distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
+/// The message a `/<skill-name> request` line sends: the request, asking for the skill.
+pub fn skill_request(skill: &str, request: &str) -> String {
+    let request = request.trim();
+    if request.is_empty() {
+        format!("Use the \"{skill}\" skill (load it with skill_view first).")
+    } else {
+        format!("Use the \"{skill}\" skill for this (load it with skill_view first): {request}")
+    }
+}
+
 /// Whether `name` can be a Telegram bot command: 1-32 of `a-z`, `0-9`, `_`.
 pub fn is_platform_command_name(name: &str) -> bool {
     (1..=32).contains(&name.len())

@@ -60,8 +60,12 @@ async fn an_allowed_user_sees_one_streamed_edited_answer_and_a_terminal_sees_the
     let _stop = StopOnDrop(&home);
     let token = configure(&home, &llm, &bot, "TELEGRAM_ALLOWED_USERS=42\n");
     home.ctl_async(&["status"]).await.ok();
-    bot.wait_call("setMyCommands", WAIT).await;
-    let menu = bot.commands();
+    let menu = bot
+        .wait_until("the command menu", WAIT, |view| {
+            let menu = view.commands();
+            (!menu.is_empty()).then_some(menu)
+        })
+        .await;
     assert!(menu.iter().any(|(name, _)| name == "retry"), "{menu:?}");
     assert!(
         !menu.iter().any(|(name, _)| name == "quit"),

@@ -420,3 +420,35 @@ async fn a_refused_token_is_fatal_and_not_retried() {
     assert_eq!(bot.calls_of("getMe").len(), 1, "not retried");
     assert!(bot.calls_of("getUpdates").is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_trusted_skill_is_a_command_in_the_menu_and_in_the_chat() {
+    let llm = FakeLlm::start(vec![Reply::text("backed up")]).await;
+    let bot = FakeTelegram::start().await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    configure(&home, &llm, &bot, "");
+    home.write(
+        "skills/db-backup/SKILL.md",
+        "---\nname: db-backup\ndescription: Back up the database\n---\n\n# Backup\n\nRun pg_dump.\n",
+    );
+    start(&home, &bot).await;
+    let menu = bot
+        .wait_until("the command menu", WAIT, |view| {
+            let menu = view.commands();
+            (!menu.is_empty()).then_some(menu)
+        })
+        .await;
+    assert!(
+        menu.iter()
+            .any(|(name, about)| name == "db_backup" && about == "Back up the database"),
+        "{menu:?}"
+    );
+    bot.push_text(&dm(), &ann(), "/db-backup the prod one");
+    bot.wait_message_text(42, |t| t == "backed up", WAIT).await;
+    let asked = llm.requests()[0].body["messages"].to_string();
+    assert!(
+        asked.contains("db_backup") && asked.contains("the prod one"),
+        "{asked}"
+    );
+}

@@ -387,38 +387,40 @@ impl Chat {
         if text.trim().is_empty() {
             return Ok(Next::Continue);
         }
-        match slash::parse(&text) {
-            Ok(Some(command)) => self.command(daemon, link, command).await,
-            Ok(None) => {
-                // The daemon went away while we waited for the line: re-attach first, so the
-                // input is sent exactly once, on the new connection.
-                while let Ok(event) = link.events.try_recv() {
-                    if !self.on_event(event, link).await? {
-                        link.events.close();
-                        break;
-                    }
-                }
-                if link.frames.is_closed() || link.events.is_closed() {
-                    self.unsent = Some(text);
+        let text = match slash::parse(&text) {
+            Ok(Some(command)) => return self.command(daemon, link, command).await,
+            Ok(None) => text,
+            Err(message) => match skill_line(daemon, &text).await {
+                Some(request) => request,
+                None => {
+                    println!("{message}");
                     return Ok(Next::Continue);
                 }
-                self.view.own_input = Some(text.clone());
-                send(
-                    link,
-                    client_frame::Kind::UserInput(pb::UserInput {
-                        text,
-                        ..pb::UserInput::default()
-                    }),
-                )
-                .await;
-                self.running = true;
-                Ok(Next::Continue)
-            }
-            Err(message) => {
-                println!("{message}");
-                Ok(Next::Continue)
+            },
+        };
+        // The daemon went away while we waited for the line: re-attach first, so the input is
+        // sent exactly once, on the new connection.
+        while let Ok(event) = link.events.try_recv() {
+            if !self.on_event(event, link).await? {
+                link.events.close();
+                break;
             }
         }
+        if link.frames.is_closed() || link.events.is_closed() {
+            self.unsent = Some(text);
+            return Ok(Next::Continue);
+        }
+        self.view.own_input = Some(text.clone());
+        send(
+            link,
+            client_frame::Kind::UserInput(pb::UserInput {
+                text,
+                ..pb::UserInput::default()
+            }),
+        )
+        .await;
+        self.running = true;
+        Ok(Next::Continue)
     }
 
     async fn reconnect(&mut self, ctx: &Context) -> Result<(Daemon, Link), CliError> {
@@ -444,4 +446,21 @@ impl Chat {
 
 async fn send(link: &Link, kind: client_frame::Kind) {
     let _ = link.frames.send(pb::ClientFrame { kind: Some(kind) }).await;
+}
+
+/// The message of a `/<skill-name> request` line when the daemon offers that skill as a command
+/// (`ListCommands`: every trusted skill).
+async fn skill_line(daemon: &Daemon, line: &str) -> Option<String> {
+    let (name, rest) = hermes_proto::commands::split(line)?;
+    let offered = daemon
+        .gateway()
+        .list_commands(pb::ListCommandsRequest {})
+        .await
+        .ok()?
+        .into_inner()
+        .commands;
+    offered
+        .iter()
+        .find(|c| c.kind == "skill" && c.terminal && c.name == name.replace('-', "_"))
+        .map(|c| hermes_proto::commands::skill_request(&c.name, &rest))
 }

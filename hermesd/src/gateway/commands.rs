@@ -127,11 +127,9 @@ fn unknown(name: &str) -> Option<String> {
 
 async fn skill_request(gateway: &Gateway, name: &str, rest: &str) -> Option<String> {
     let offered = list(&gateway.runner).await;
+    let name = name.replace('-', "_");
     let skill = offered.into_iter().find(|o| o.skill && o.name == name)?;
-    Some(format!(
-        "Use the \"{}\" skill for this (load it with skill_view first). {rest}",
-        skill.name
-    ))
+    Some(commands::skill_request(&skill.name, rest))
 }
 
 /// A built-in command; `None` when it replied itself (a turn).
