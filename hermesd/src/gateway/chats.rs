@@ -37,6 +37,9 @@ impl Chats {
             super::commands::run(gateway, link, &row).await;
             return;
         }
+        if !super::commands::is_command(&row.text) && steered(gateway, link, &row).await {
+            return;
+        }
         let refused = {
             let mut workers = self.lock();
             let key = row.session_key.clone();
@@ -61,6 +64,47 @@ impl Chats {
         if let Some(row) = refused {
             refuse(gateway, link, &row).await;
         }
+    }
+}
+
+/// Apply the conversation's busy policy while a turn runs in it: `steer` hands the text to the
+/// running turn (whose answer covers it), `interrupt` stops that turn so this one runs next,
+/// `queue` (the default) waits. True when the message was steered in.
+async fn steered(gateway: &Arc<Gateway>, link: &Arc<Link>, row: &InboundRow) -> bool {
+    let Ok(Some(session)) = super::reply::conversation(gateway, link, &row.session_key).await
+    else {
+        return false;
+    };
+    let Some(live) = gateway.runner.hub.get(&session.conversation_id) else {
+        return false;
+    };
+    if !live.is_running() {
+        return false;
+    }
+    match crate::agent::BusyPolicy::parse(&session.busy_policy) {
+        Some(crate::agent::BusyPolicy::Steer) => {
+            if live.steer(row.text.clone()).is_err() {
+                return false;
+            }
+            let id = row.id;
+            let conversation = session.conversation_id.clone();
+            if let Err(e) = gateway
+                .runner
+                .store
+                .write(move |tx| {
+                    store::set_inbound_state(tx, id, inbound_state::DONE, Some(&conversation))
+                })
+                .await
+            {
+                tracing::warn!(error = %e, "gateway: cannot mark a steered message");
+            }
+            true
+        }
+        Some(crate::agent::BusyPolicy::Interrupt) => {
+            live.interrupt_for("a new message arrived");
+            false
+        }
+        _ => false,
     }
 }
 

@@ -4,7 +4,7 @@
 //! conversation (`inbound.rs`, `routing.rs`), and each chat's messages run in order through the
 //! hub like any client's (`chats.rs`), answered by a streamed message that is edited as the
 //! answer grows (`reply.rs`) and delivered through the outbox (`outbox.rs`), which a restart
-//! finishes (`recovery.rs`).
+//! finishes (`recovery.rs`). What it keeps is bounded (`retention.rs`).
 
 pub mod access;
 pub mod adapter;
@@ -18,6 +18,7 @@ mod outbox;
 pub mod pairing;
 mod recovery;
 mod reply;
+mod retention;
 pub mod routing;
 pub mod split;
 pub mod status;
@@ -91,6 +92,7 @@ impl Gateway {
         let Some(settings) = gateway.telegram.clone() else {
             return;
         };
+        tokio::spawn(retention::sweep(Arc::clone(self)));
         let status = StatusCell::new("telegram", LinkState::Connecting);
         self.add_status(status.clone());
         let client = match self.runner.http_client().await {

@@ -4,7 +4,7 @@
 //! final text put into it by an edit recorded in the outbox first (idempotent, so safe to
 //! repeat). Typing shows while the turn runs; approvals become buttons.
 
-use std::{sync::Arc, time::Duration};
+use std::{path::Path, sync::Arc, time::Duration};
 
 use hermes_proto::pb::{self, session_event::Kind};
 use tokio::time::Instant;
@@ -541,6 +541,21 @@ async fn save_file(
             .mode(0o700)
             .create(&dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        // A directory swapped for a link (by a tool, say) is not followed.
+        for part in [
+            dir.parent().and_then(Path::parent),
+            dir.parent(),
+            Some(dir.as_path()),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let real = std::fs::symlink_metadata(part)
+                .map_err(|e| format!("cannot inspect {}: {e}", part.display()))?;
+            if !real.is_dir() {
+                return Err(format!("{} is not a plain directory", part.display()));
+            }
+        }
         let path = dir.join(name);
         let mut file = std::fs::OpenOptions::new()
             .write(true)

@@ -371,3 +371,58 @@ pub fn prune_gateway(tx: &Transaction<'_>, before_ms: i64) -> Result<usize, Stor
         .map_err(StoreError::sql(CTX))?;
     Ok(outbox + inbound + routes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    fn message(update_id: i64) -> NewInbound {
+        NewInbound {
+            update_id,
+            session_key: "agent:main:telegram:dm:42".into(),
+            chat_id: "42".into(),
+            user_id: "42".into(),
+            text: format!("message {update_id}"),
+            ..NewInbound::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_redelivered_update_is_taken_once_and_old_rows_are_pruned() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).unwrap();
+        let first = store
+            .write(|tx| take_updates(tx, "telegram", &[message(1), message(2)]))
+            .await
+            .unwrap();
+        assert_eq!(first.len(), 2);
+        let again = store
+            .write(|tx| take_updates(tx, "telegram", &[message(2), message(3)]))
+            .await
+            .unwrap();
+        assert_eq!(again.iter().map(|r| r.update_id).collect::<Vec<_>>(), [3]);
+        let ids: Vec<i64> = first.iter().map(|r| r.id).collect();
+        store
+            .write(move |tx| {
+                for id in ids {
+                    set_inbound_state(tx, id, inbound_state::DONE, None)?;
+                }
+                let out = outbox_add(tx, "telegram", None, "42", "", "hi", outbox_state::PENDING)?;
+                outbox_set(tx, out, outbox_state::DONE, None, Some("7"))
+            })
+            .await
+            .unwrap();
+        let pruned = store
+            .write(|tx| prune_gateway(tx, now_ms() + 1))
+            .await
+            .unwrap();
+        assert_eq!(pruned, 3, "two finished messages and one delivered reply");
+        let left = store
+            .read(|conn| inbound_in_state(conn, "telegram", inbound_state::RECEIVED))
+            .await
+            .unwrap();
+        assert_eq!(left.len(), 1, "the unfinished message stays");
+        // Pruned ids can come again only as new rows: de-duplication lasts as long as rows do.
+    }
+}
