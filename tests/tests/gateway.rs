@@ -335,3 +335,28 @@ async fn a_second_daemon_with_the_same_token_does_not_poll() {
         "only the first daemon connected"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn streamed_edits_keep_to_the_edit_interval() {
+    let chunks: Vec<String> = (0..20).map(|i| format!("part{i} ")).collect();
+    let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
+    let llm = FakeLlm::start(vec![Reply::text_chunks(&refs).with_delay_ms(100)]).await;
+    let bot = FakeTelegram::start().await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    configure(&home, &llm, &bot, "TELEGRAM_ALLOWED_USERS=42\n");
+    home.ctl_async(&["status"]).await.ok();
+    bot.wait_call("setMyCommands", WAIT).await;
+    bot.push_text(&Chat::private(42), &ann(), "stream please");
+    bot.wait_message_text(42, |t| t.ends_with("part19"), WAIT)
+        .await;
+    let edits = bot.calls_of("editMessageText");
+    // Every edit but the final one is a partial one, at most one per 0.3 s.
+    let partial = &edits[..edits.len() - 1];
+    assert!(partial.len() >= 2, "the answer was edited as it grew: {}", edits.len());
+    for pair in partial.windows(2) {
+        let gap = pair[1].at.duration_since(pair[0].at);
+        assert!(gap >= Duration::from_millis(250), "edits {gap:?} apart");
+    }
+    assert_eq!(bot.messages(42).len(), 1);
+}
