@@ -120,6 +120,12 @@ impl DaemonState {
         if old.logging.level != config.logging.level {
             notices.push("logging.level changes take effect when hermesd restarts".into());
         }
+        let (was, now) = (&old.settings.gateway, &config.settings.gateway);
+        if was.telegram != now.telegram || was.telegram_disabled != now.telegram_disabled {
+            notices.push(
+                "Telegram connection changes (token, base_url, poll_timeout, webhook, enabled) take effect when hermesd restarts; allowlists apply now".into(),
+            );
+        }
         if old.socket() != config.socket() {
             notices.push("daemon.socket changes take effect when hermesd restarts".into());
         }

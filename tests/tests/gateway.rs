@@ -184,14 +184,14 @@ async fn a_deaf_poll_is_abandoned_and_the_bot_reconnects() {
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
     configure(&home, &llm, &bot, "TELEGRAM_ALLOWED_USERS=42\n");
-    bot.hang_polls(true);
+    // The first poll is taken and never answered: a deaf connection.
+    bot.fail_next("getUpdates", Fault::Hang);
     home.ctl_async(&["status"]).await.ok();
     bot.wait_polls(1, WAIT).await;
+    let connects_before = bot.calls_of("getMe").len();
     bot.push_text(&Chat::private(42), &ann(), "are you there?");
     // The hung poll holds the message back until the watchdog (poll_timeout 1 s + 15 s) gives
     // up on it and the bot reconnects.
-    let connects_before = bot.calls_of("getMe").len();
-    bot.hang_polls(false);
     bot.wait_message_text(42, |t| t == "still here", Duration::from_secs(60))
         .await;
     assert!(
@@ -353,7 +353,11 @@ async fn streamed_edits_keep_to_the_edit_interval() {
     let edits = bot.calls_of("editMessageText");
     // Every edit but the final one is a partial one, at most one per 0.3 s.
     let partial = &edits[..edits.len() - 1];
-    assert!(partial.len() >= 2, "the answer was edited as it grew: {}", edits.len());
+    assert!(
+        partial.len() >= 2,
+        "the answer was edited as it grew: {}",
+        edits.len()
+    );
     for pair in partial.windows(2) {
         let gap = pair[1].at.duration_since(pair[0].at);
         assert!(gap >= Duration::from_millis(250), "edits {gap:?} apart");

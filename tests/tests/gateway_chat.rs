@@ -452,3 +452,48 @@ async fn a_trusted_skill_is_a_command_in_the_menu_and_in_the_chat() {
         "{asked}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_conflict_is_reported_and_a_disabled_platform_stays_off() {
+    let llm = FakeLlm::start(vec![]).await;
+    let bot = FakeTelegram::start().await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    configure(&home, &llm, &bot, "");
+    bot.set_conflict(true);
+    home.ctl_async(&["status"]).await.ok();
+    let status = loop {
+        let status = home
+            .ctl_async(&["gateway", "status", "--json"])
+            .await
+            .json();
+        if status[0]["state"] == "retrying" {
+            break status;
+        }
+        tokio::task::yield_now().await;
+    };
+    let error = status[0]["last_error"].as_str().unwrap();
+    assert!(
+        error.contains("conflict") && error.contains("getUpdates"),
+        "{error}"
+    );
+
+    let off = TestHome::new();
+    let _stop_off = StopOnDrop(&off);
+    let token = unique_token(&bot);
+    off.use_fake_model(
+        &llm,
+        &format!(
+            "platforms:\n  telegram:\n    enabled: false\n    extra:\n      base_url: {}\n",
+            bot.base_url()
+        ),
+    );
+    off.write(".env", &format!("TELEGRAM_BOT_TOKEN={token}\n"));
+    off.ctl_async(&["status"]).await.ok();
+    let status = off.ctl_async(&["gateway", "status", "--json"]).await.json();
+    assert_eq!(status[0]["state"], "disabled", "{status}");
+    assert!(
+        bot.calls().iter().all(|c| c.token != token),
+        "a disabled platform makes no call"
+    );
+}

@@ -70,12 +70,21 @@ impl Gateway {
         runtime_dir: Option<String>,
         shutdown: CancellationToken,
     ) -> Self {
+        // Every configured platform shows from the first moment, before its task starts.
+        let config = runner.config();
+        let settings = &config.settings.gateway;
+        let mut statuses = Vec::new();
+        if settings.telegram_disabled {
+            statuses.push(StatusCell::new("telegram", LinkState::Disabled));
+        } else if settings.telegram.is_some() {
+            statuses.push(StatusCell::new("telegram", LinkState::Connecting));
+        }
         Self {
             runner,
             home,
             runtime_dir,
             shutdown,
-            statuses: std::sync::Mutex::new(Vec::new()),
+            statuses: std::sync::Mutex::new(statuses),
             chats: chats::Chats::default(),
             approvals: approvals::Pending::default(),
         }
@@ -85,16 +94,13 @@ impl Gateway {
     /// daemon's readiness).
     pub async fn start(self: &Arc<Self>) {
         let config = self.runner.config();
-        let gateway = &config.settings.gateway;
-        if gateway.telegram_disabled {
-            self.add_status(StatusCell::new("telegram", LinkState::Disabled));
-        }
-        let Some(settings) = gateway.telegram.clone() else {
+        let Some(settings) = config.settings.gateway.telegram.clone() else {
+            return;
+        };
+        let Some(status) = self.cell("telegram") else {
             return;
         };
         tokio::spawn(retention::sweep(Arc::clone(self)));
-        let status = StatusCell::new("telegram", LinkState::Connecting);
-        self.add_status(status.clone());
         let client = match self.runner.http_client().await {
             Ok(client) => client,
             Err(e) => {
@@ -110,10 +116,13 @@ impl Gateway {
         tokio::spawn(supervisor::supervise(gateway, link));
     }
 
-    fn add_status(&self, cell: StatusCell) {
-        if let Ok(mut statuses) = self.statuses.lock() {
-            statuses.push(cell);
-        }
+    fn cell(&self, platform: &str) -> Option<StatusCell> {
+        self.statuses
+            .lock()
+            .ok()?
+            .iter()
+            .find(|c| c.get().platform == platform)
+            .cloned()
     }
 
     /// How every platform is doing.

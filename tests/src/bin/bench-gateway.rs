@@ -142,16 +142,6 @@ async fn sample(bot: &FakeTelegram, chat_id: i64, n: usize) -> (Duration, Durati
     (sent - pushed, edited - pushed)
 }
 
-async fn hold(home: &TestHome, at: &str) {
-    if let Ok(dir) = std::env::var("BENCH_GATEWAY_HOLD") {
-        eprintln!("HOLD {at} pid {}", daemon_pid(home));
-        let go = std::path::Path::new(&dir).join(at);
-        while !go.exists() {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-}
-
 #[tokio::main]
 async fn main() {
     let scale = Scale::from_arg(
@@ -211,7 +201,6 @@ async fn main() {
         mib(home.daemon_rss_mib()),
         "< 12 MiB (Python gateway: 94 MiB)",
     ));
-    hold(&home, "idle").await;
 
     // 2. The load: every chat's messages pushed at once, round by round.
     for _ in 0..messages {
@@ -291,7 +280,6 @@ async fn main() {
         mib(home.daemon_rss_mib()),
         "< 20 MiB",
     ));
-    hold(&home, "evicted").await;
 
     // 3. Latency, one new chat per sample, each answer final before the next push; then a
     //    second message in the same chat (its session just used, still live).
