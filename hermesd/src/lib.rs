@@ -48,8 +48,12 @@ pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), Serv
     // The login environment for `terminal` is captured once per start, off the start-up path;
     // then start-up's pages go back to the system.
     let services = Arc::clone(&state.runner.tool_services);
+    let settling = Arc::clone(&state.gateway);
     tokio::spawn(async move {
         services.refresh_login_env().await;
+        // Connecting a chat platform runs more start-up code (the skills for its command
+        // menu, the Bot API's types): released with the rest once it is done.
+        settling.settled(std::time::Duration::from_secs(20)).await;
         if let Ok(released) = tokio::task::spawn_blocking(residency::release_start_up_memory).await
         {
             tracing::debug!(?released, "start-up memory released");

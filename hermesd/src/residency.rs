@@ -5,7 +5,7 @@
 //! of its read-only file mappings (`MADV_PAGEOUT`: what it runs next is paged in again, as the
 //! kernel would do after reclaiming them under pressure) and the free memory of its heaps
 //! (`malloc_trim`).
-#![allow(unsafe_code)] // one `madvise` and one `malloc_trim` call; see the SAFETY notes
+#![allow(unsafe_code)] // one `madvise` and two `malloc_trim` calls; see the SAFETY notes
 
 use std::{ffi::c_void, ptr::NonNull};
 
@@ -39,6 +39,13 @@ pub fn release_start_up_memory() -> Released {
         mapped_bytes,
         heap_trimmed,
     }
+}
+
+/// Give the free memory of the heaps back to the system (after idle sessions were evicted, say);
+/// whether anything was returned.
+pub fn trim_heaps() -> bool {
+    // SAFETY: as in `release_start_up_memory`: only free memory is returned.
+    unsafe { libc::malloc_trim(0) == 1 }
 }
 
 fn page_out(start: usize, length: usize) -> bool {

@@ -50,7 +50,16 @@ pub async fn evict_idle_sessions(state: std::sync::Arc<TurnRunner>) {
         }
         let evicted = state.hub.sweep(max_idle);
         if evicted > 0 {
-            tracing::debug!(evicted, live = state.hub.len(), "idle sessions evicted");
+            // What they held is free now: give it back, or the daemon keeps its peak for good.
+            let trimmed = tokio::task::spawn_blocking(crate::residency::trim_heaps)
+                .await
+                .unwrap_or(false);
+            tracing::debug!(
+                evicted,
+                live = state.hub.len(),
+                trimmed,
+                "idle sessions evicted"
+            );
         }
     }
 }

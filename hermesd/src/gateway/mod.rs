@@ -55,6 +55,8 @@ pub struct Gateway {
     statuses: std::sync::Mutex<Vec<StatusCell>>,
     chats: chats::Chats,
     approvals: approvals::Pending,
+    /// True once every platform made its first connection attempt (start-up is over).
+    settled: tokio::sync::watch::Sender<bool>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -74,6 +76,7 @@ impl Gateway {
         let config = runner.config();
         let settings = &config.settings.gateway;
         let mut statuses = Vec::new();
+        let has_platform = settings.telegram.is_some();
         if settings.telegram_disabled {
             statuses.push(StatusCell::new("telegram", LinkState::Disabled));
         } else if settings.telegram.is_some() {
@@ -87,6 +90,7 @@ impl Gateway {
             statuses: std::sync::Mutex::new(statuses),
             chats: chats::Chats::default(),
             approvals: approvals::Pending::default(),
+            settled: tokio::sync::watch::Sender::new(!has_platform),
         }
     }
 
@@ -105,6 +109,7 @@ impl Gateway {
             Ok(client) => client,
             Err(e) => {
                 status.fatal(&format!("cannot build the HTTP client: {e}"));
+                self.mark_settled();
                 return;
             }
         };
@@ -114,6 +119,17 @@ impl Gateway {
         });
         let gateway = Arc::clone(self);
         tokio::spawn(supervisor::supervise(gateway, link));
+    }
+
+    /// Wait until every platform made its first connection attempt, at most `within`.
+    pub async fn settled(&self, within: std::time::Duration) {
+        let mut settled = self.settled.subscribe();
+        let _ = tokio::time::timeout(within, settled.wait_for(|done| *done)).await;
+    }
+
+    /// Note that start-up's connection attempts are over.
+    fn mark_settled(&self) {
+        self.settled.send_replace(true);
     }
 
     fn cell(&self, platform: &str) -> Option<StatusCell> {

@@ -60,6 +60,7 @@ pub async fn supervise(gateway: Arc<Gateway>, link: Arc<Link>) {
             Ok(held) => held,
             Err(e) => {
                 tracing::warn!(platform, "{e}");
+                gateway.mark_settled();
                 link.status.retrying(&e);
                 if !pause(&gateway, backoff.next_delay()).await {
                     return;
@@ -70,6 +71,7 @@ pub async fn supervise(gateway: Arc<Gateway>, link: Arc<Link>) {
         let commands = super::commands::menu(&gateway).await;
         if let Err(e) = link.adapter.connect(&commands).await {
             let message = e.to_string();
+            gateway.mark_settled();
             if matches!(e, PlatformError::Fatal(_)) {
                 tracing::error!(platform, error = %message, "gateway: not retried until the configuration changes");
                 link.status.fatal(&message);
@@ -89,6 +91,7 @@ pub async fn supervise(gateway: Arc<Gateway>, link: Arc<Link>) {
             recovered = true;
             recovery::finish(&gateway, &link).await;
         }
+        gateway.mark_settled();
         let end = poll(&gateway, &link, &mut backoff).await;
         drop(held);
         let message = match end {

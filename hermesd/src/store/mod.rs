@@ -69,6 +69,10 @@ pub struct Store {
     path: Arc<PathBuf>,
     readers: r2d2::Pool<SqliteConnectionManager>,
     writer: Arc<Mutex<Connection>>,
+    /// Held (asynchronously) by the write whose turn it is.
+    write_turn: Arc<tokio::sync::Mutex<()>>,
+    /// One per reader connection.
+    read_permits: Arc<tokio::sync::Semaphore>,
 }
 
 impl std::fmt::Debug for Store {
@@ -107,6 +111,8 @@ impl Store {
             path: Arc::new(path.to_path_buf()),
             readers,
             writer: Arc::new(Mutex::new(writer)),
+            write_turn: Arc::new(tokio::sync::Mutex::new(())),
+            read_permits: Arc::new(tokio::sync::Semaphore::new(READERS as usize)),
         })
     }
 
@@ -130,6 +136,12 @@ impl Store {
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     {
+        // At most as many reads on the blocking pool as there are reader connections.
+        let _permit = self
+            .read_permits
+            .acquire()
+            .await
+            .map_err(|e| StoreError::Task(e.to_string()))?;
         let pool = self.readers.clone();
         let path = Arc::clone(&self.path);
         tokio::task::spawn_blocking(move || {
@@ -150,6 +162,9 @@ impl Store {
         T: Send + 'static,
         F: FnOnce(&Transaction<'_>) -> Result<T, StoreError> + Send + 'static,
     {
+        // Writers wait their turn here, parked, rather than each holding a blocking-pool thread
+        // while it waits for the one connection (100 chats writing at once made 150 threads).
+        let _turn = self.write_turn.lock().await;
         let writer = Arc::clone(&self.writer);
         tokio::task::spawn_blocking(move || {
             let mut conn = writer
