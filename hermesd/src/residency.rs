@@ -5,7 +5,7 @@
 //! of its read-only file mappings (`MADV_PAGEOUT`: what it runs next is paged in again, as the
 //! kernel would do after reclaiming them under pressure) and the free memory of its heaps
 //! (`malloc_trim`).
-#![allow(unsafe_code)] // one `madvise` and two `malloc_trim` calls; see the SAFETY notes
+#![allow(unsafe_code)] // `madvise`, `malloc_trim` and `mallopt` calls; see the SAFETY notes
 
 use std::{ffi::c_void, ptr::NonNull};
 
@@ -39,6 +39,14 @@ pub fn release_start_up_memory() -> Released {
         mapped_bytes,
         heap_trimmed,
     }
+}
+
+/// Let glibc keep at most two heaps (arenas) instead of eight per core: threads of the blocking
+/// pool each took one under load, and the memory freed in them stayed as fragments. Call before
+/// the runtime starts its threads; whether it was accepted.
+pub fn limit_heaps() -> bool {
+    // SAFETY: mallopt only sets an allocator tunable, under the allocator's own lock.
+    unsafe { libc::mallopt(libc::M_ARENA_MAX, 2) == 1 }
 }
 
 /// Give the free memory of the heaps back to the system (after idle sessions were evicted, say);

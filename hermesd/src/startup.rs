@@ -134,6 +134,7 @@ pub fn main(args: Args) -> ExitCode {
     for notice in &config.notices {
         tracing::info!("{notice}");
     }
+    crate::residency::limit_heaps();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("hermesd")

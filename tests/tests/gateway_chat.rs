@@ -280,6 +280,14 @@ async fn a_photo_and_a_document_are_saved_and_named_to_the_agent() {
     assert!(!csv.contains('/') && !csv.starts_with('.'), "{csv}");
     assert_eq!(std::fs::read(saved.join(csv)).unwrap(), b"a,b\n1,2\n");
     assert!(asked.contains(csv.as_str()), "{asked}");
+    bot.push_voice(&dm(), &ann(), vec![b'O', b'g', b'g', b'S'], 3, None);
+    bot.wait_message_text(42, |t| t == "heard you", WAIT).await;
+    let asked = llm.requests()[2].body["messages"].to_string();
+    assert!(
+        asked.contains("voice") && asked.contains("saved at"),
+        "{asked}"
+    );
+    assert_eq!(std::fs::read_dir(&saved).unwrap().count(), 3);
 }
 
 #[tokio::test(flavor = "multi_thread")]

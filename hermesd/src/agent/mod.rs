@@ -50,10 +50,15 @@ pub async fn evict_idle_sessions(state: std::sync::Arc<TurnRunner>) {
         }
         let evicted = state.hub.sweep(max_idle);
         if evicted > 0 {
-            // What they held is free now: give it back, or the daemon keeps its peak for good.
-            let trimmed = tokio::task::spawn_blocking(crate::residency::trim_heaps)
-                .await
-                .unwrap_or(false);
+            // What they held is free now: give it back (the database's page caches, then the
+            // heaps), or the daemon keeps its peak for good.
+            let store = state.store.clone();
+            let trimmed = tokio::task::spawn_blocking(move || {
+                store.release_memory_blocking();
+                crate::residency::trim_heaps()
+            })
+            .await
+            .unwrap_or(false);
             tracing::debug!(
                 evicted,
                 live = state.hub.len(),

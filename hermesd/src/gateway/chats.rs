@@ -37,7 +37,7 @@ impl Chats {
             super::commands::run(gateway, link, &row).await;
             return;
         }
-        if !super::commands::is_command(&row.text) && steered(gateway, link, &row).await {
+        if !super::commands::is_command(&row.text) && steered(gateway, &row).await {
             return;
         }
         let refused = {
@@ -70,9 +70,8 @@ impl Chats {
 /// Apply the conversation's busy policy while a turn runs in it: `steer` hands the text to the
 /// running turn (whose answer covers it), `interrupt` stops that turn so this one runs next,
 /// `queue` (the default) waits. True when the message was steered in.
-async fn steered(gateway: &Arc<Gateway>, link: &Arc<Link>, row: &InboundRow) -> bool {
-    let Ok(Some(session)) = super::reply::conversation(gateway, link, &row.session_key).await
-    else {
+async fn steered(gateway: &Arc<Gateway>, row: &InboundRow) -> bool {
+    let Ok(Some(session)) = super::reply::conversation(gateway, &row.session_key).await else {
         return false;
     };
     let Some(live) = gateway.runner.hub.get(&session.conversation_id) else {

@@ -141,7 +141,7 @@ async fn builtin(
     rest: &str,
 ) -> Option<String> {
     let runner = &gateway.runner;
-    let session = reply::conversation(gateway, link, &row.session_key)
+    let session = reply::conversation(gateway, &row.session_key)
         .await
         .ok()
         .flatten();

@@ -16,7 +16,7 @@ use super::{
     outbox, split,
 };
 use crate::{
-    agent::{self, Submitted, Target, TurnInput},
+    agent::{self, Submitted, Target, TurnEnd, TurnError, TurnInput, TurnOutcome},
     hub::Received,
     ids,
     store::{self, InboundRow, SessionRow, StoreError, inbound_state, outbox_state},
@@ -30,11 +30,7 @@ pub const MAX_FILE_BYTES: u64 = 20 << 20;
 pub const CLIENT: &str = "telegram";
 
 /// The conversation of the chat `key`, made on first contact.
-pub async fn conversation(
-    gateway: &Gateway,
-    link: &Link,
-    key: &str,
-) -> Result<Option<SessionRow>, StoreError> {
+pub async fn conversation(gateway: &Gateway, key: &str) -> Result<Option<SessionRow>, StoreError> {
     let key = key.to_string();
     let routed = gateway
         .runner
@@ -50,7 +46,6 @@ pub async fn conversation(
             }
         })
         .await?;
-    let _ = link;
     Ok(routed)
 }
 
@@ -92,7 +87,7 @@ pub async fn answer(gateway: &Arc<Gateway>, link: &Arc<Link>, row: InboundRow) {
 /// Run a turn of `text` for the chat of `row` and deliver its answer.
 pub async fn run_turn(gateway: &Arc<Gateway>, link: &Arc<Link>, row: &InboundRow, text: String) {
     let chat = chat_of(row);
-    let session = match conversation(gateway, link, &row.session_key).await {
+    let session = match conversation(gateway, &row.session_key).await {
         Ok(Some(session)) => Ok(session),
         Ok(None) => new_conversation(gateway, link, &row.session_key).await,
         Err(e) => Err(e),
@@ -152,9 +147,7 @@ pub async fn run_turn(gateway: &Arc<Gateway>, link: &Arc<Link>, row: &InboundRow
         Submitted::Steered => Ended::Steered,
         Submitted::Turn(handle) => {
             let mut stream = Stream::new(gateway, link, row, chat);
-            let ended = stream.follow(events, &turn_id).await;
-            drop(handle);
-            ended
+            stream.follow(events, &turn_id, handle).await
         }
     };
     drop(_interactive);
@@ -239,26 +232,31 @@ impl<'a> Stream<'a> {
         }
     }
 
-    /// Follow the events of `turn_id` until it ends, streaming its text.
-    async fn follow(&mut self, mut events: crate::hub::Subscription, turn_id: &str) -> Ended {
+    /// Follow the events of `turn_id` until it ends, streaming its text. The turn's own result
+    /// ends it too — a turn that could not start emits no events, and a follower that fell
+    /// behind stops reading them — and then gives the final text.
+    async fn follow(
+        &mut self,
+        mut events: crate::hub::Subscription,
+        turn_id: &str,
+        mut turn: tokio::task::JoinHandle<Result<TurnOutcome, TurnError>>,
+    ) -> Ended {
         let mut typing = tokio::time::interval(TYPING_EVERY);
+        let mut reading = true;
         loop {
             let pending_edit = self.message.is_some() && self.shown != self.text;
             let edit_at = self.next_edit;
             tokio::select! {
-                received = events.recv() => match received {
+                received = events.recv(), if reading => match received {
                     Received::Event(event) if event.turn_id == turn_id => {
                         if let Some(ended) = self.on_event(&event).await {
                             return ended;
                         }
                     }
                     Received::Event(_) => {}
-                    Received::Lagged | Received::Closed => {
-                        // The answer is in the store; the partial text stays as it is.
-                        tracing::warn!(chat = %self.chat.chat_id, "gateway: lost the turn's events");
-                        return Ended::Answered;
-                    }
+                    Received::Lagged | Received::Closed => reading = false,
                 },
+                joined = &mut turn => return self.on_result(joined).await,
                 () = tokio::time::sleep_until(edit_at), if pending_edit => self.edit_partial().await,
                 _ = typing.tick() => {
                     if let Err(e) = self.link.adapter.typing(&self.chat).await {
@@ -267,6 +265,29 @@ impl<'a> Stream<'a> {
                 }
             }
         }
+    }
+
+    /// The turn ended before its last event was read: finish from its result.
+    async fn on_result(
+        &mut self,
+        joined: Result<Result<TurnOutcome, TurnError>, tokio::task::JoinError>,
+    ) -> Ended {
+        let text = match joined {
+            Ok(Ok(outcome)) => match outcome.end {
+                TurnEnd::Finished if outcome.answer.trim().is_empty() => "(no answer)".to_string(),
+                TurnEnd::Finished => outcome.answer,
+                TurnEnd::Interrupted if self.gateway.runner.hub.is_stopping() => {
+                    return Ended::Stopping;
+                }
+                TurnEnd::Interrupted => format!("{}\n\n(stopped)", outcome.answer.trim_end()),
+                TurnEnd::Failed { message, hint, .. } => format!("⚠️ {message}\n{hint}"),
+            },
+            Ok(Err(TurnError::Stopping)) => return Ended::Stopping,
+            Ok(Err(e)) => format!("⚠️ {e}"),
+            Err(e) => format!("⚠️ the turn stopped: {e}"),
+        };
+        self.finish(text.trim()).await;
+        Ended::Answered
     }
 
     async fn on_event(&mut self, event: &pb::SessionEvent) -> Option<Ended> {

@@ -186,6 +186,19 @@ impl Store {
         .map_err(|e| StoreError::Task(e.to_string()))?
     }
 
+    /// Give back the page caches of the connections not in use (after idle sessions were
+    /// evicted): `PRAGMA shrink_memory` on the writer and on every idle reader. Blocking.
+    pub fn release_memory_blocking(&self) {
+        if let Ok(conn) = self.writer.try_lock() {
+            let _ = conn.execute_batch("PRAGMA shrink_memory;");
+        }
+        let mut idle = Vec::new();
+        while let Some(conn) = self.readers.try_get() {
+            let _ = conn.execute_batch("PRAGMA shrink_memory;");
+            idle.push(conn);
+        }
+    }
+
     /// Run a blocking closure with the writer connection outside a transaction (maintenance).
     pub fn with_writer_blocking<T>(
         &self,
