@@ -54,8 +54,7 @@ pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), Serv
         // Connecting a chat platform runs more start-up code (the skills for its command
         // menu, the Bot API's types): released with the rest once it is done.
         settling.settled(std::time::Duration::from_secs(20)).await;
-        if let Ok(released) = tokio::task::spawn_blocking(residency::release_start_up_memory).await
-        {
+        if let Ok(released) = tokio::task::spawn_blocking(residency::release_unused_memory).await {
             tracing::debug!(?released, "start-up memory released");
         }
     });

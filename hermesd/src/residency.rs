@@ -4,14 +4,15 @@
 //! code of which it runs about 3 MiB again. Once serving, the daemon hands back the clean pages
 //! of its read-only file mappings (`MADV_PAGEOUT`: what it runs next is paged in again, as the
 //! kernel would do after reclaiming them under pressure) and the free memory of its heaps
-//! (`malloc_trim`).
+//! (`malloc_trim`). The same happens when a burst of work is over and every live session has
+//! been evicted: the code the burst ran, and the heap it freed, go back.
 #![allow(unsafe_code)] // `madvise`, `malloc_trim` and `mallopt` calls; see the SAFETY notes
 
 use std::{ffi::c_void, ptr::NonNull};
 
 use nix::sys::mman::{MmapAdvise, madvise};
 
-/// What [`release_start_up_memory`] gave back.
+/// What [`release_unused_memory`] gave back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Released {
     /// Bytes of read-only file mappings advised out.
@@ -20,9 +21,11 @@ pub struct Released {
     pub heap_trimmed: bool,
 }
 
-/// Give back start-up's pages: clean code and constants, and free heap memory. Advice only: a
+/// Give back pages the daemon may not need again soon: clean code and constants, and free heap
+/// memory — once start-up is over, and again when a burst of work is over (every live session
+/// evicted). Advice only: a
 /// kernel without `MADV_PAGEOUT` (before 5.4) refuses it and nothing changes.
-pub fn release_start_up_memory() -> Released {
+pub fn release_unused_memory() -> Released {
     let mapped_bytes = std::fs::read_to_string("/proc/self/maps")
         .map(|maps| {
             maps.lines()
@@ -52,7 +55,7 @@ pub fn limit_heaps() -> bool {
 /// Give the free memory of the heaps back to the system (after idle sessions were evicted, say);
 /// whether anything was returned.
 pub fn trim_heaps() -> bool {
-    // SAFETY: as in `release_start_up_memory`: only free memory is returned.
+    // SAFETY: as in `release_unused_memory`: only free memory is returned.
     unsafe { libc::malloc_trim(0) == 1 }
 }
 
@@ -108,7 +111,7 @@ mod tests {
     /// this fails there).
     #[test]
     fn this_process_has_mappings_to_page_out() {
-        let released = release_start_up_memory();
+        let released = release_unused_memory();
         assert!(released.mapped_bytes > 0, "{released:?}");
     }
 }

@@ -53,9 +53,15 @@ pub async fn evict_idle_sessions(state: std::sync::Arc<TurnRunner>) {
             // What they held is free now: give it back (the database's page caches, then the
             // heaps), or the daemon keeps its peak for good.
             let store = state.store.clone();
+            let idle = state.hub.is_empty();
             let trimmed = tokio::task::spawn_blocking(move || {
                 store.release_memory_blocking();
-                crate::residency::trim_heaps()
+                // With nothing live the daemon is idle again: the code the burst ran goes too.
+                if idle {
+                    crate::residency::release_unused_memory().heap_trimmed
+                } else {
+                    crate::residency::trim_heaps()
+                }
             })
             .await
             .unwrap_or(false);
