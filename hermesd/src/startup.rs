@@ -104,6 +104,9 @@ fn ensure_private_dir(dir: &Path) -> Result<(), String> {
 }
 
 /// Run the daemon to completion.
+/// Threads of the blocking pool (tokio's default is 512).
+const BLOCKING_THREADS: usize = 8;
+
 pub fn main(args: Args) -> ExitCode {
     // The log's masker gates every line with the key shapes: they compile beside start-up.
     crate::policy::secrets::warm_up();
@@ -138,6 +141,10 @@ pub fn main(args: Args) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("hermesd")
+        // Blocking work (SQLite, files, the policy's walks) never waits on other blocking work,
+        // so a small pool cannot deadlock; each thread's stack stays resident while it lives,
+        // and a burst of chats spawned a hundred of them at the default bound (512).
+        .max_blocking_threads(BLOCKING_THREADS)
         .build()
     {
         Ok(runtime) => runtime,

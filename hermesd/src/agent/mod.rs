@@ -58,7 +58,12 @@ pub async fn evict_idle_sessions(state: std::sync::Arc<TurnRunner>) {
                 store.release_memory_blocking();
                 // With nothing live the daemon is idle again: the code the burst ran goes too.
                 if idle {
-                    crate::residency::release_unused_memory().heap_trimmed
+                    let released = crate::residency::release_unused_memory();
+                    tracing::info!(
+                        mapped_bytes = released.mapped_bytes,
+                        "no live session left: unused memory released"
+                    );
+                    released.heap_trimmed
                 } else {
                     crate::residency::trim_heaps()
                 }

@@ -272,9 +272,22 @@ async fn main() {
             "live sessions never evicted: {status}"
         );
     }
+    // The release that follows the last eviction is logged; the polls pace the wait for it.
+    let mut changes = bot.changes();
+    tokio::time::timeout(WAIT, async {
+        loop {
+            changes.borrow_and_update();
+            if log_says(&home, "no live session left: unused memory released") {
+                return;
+            }
+            changes.changed().await.expect("the fake Bot API runs");
+        }
+    })
+    .await
+    .expect("the daemon logs that it released unused memory after the last eviction");
     rows.push(value_row(
         format!(
-            "hermesd RSS after eviction (evict_after 1 s; 0 live after {:.2} s, {status_calls} status calls)",
+            "hermesd RSS after eviction (evict_after 1 s; 0 live after {:.2} s, {status_calls} status calls; memory released)",
             idle_from.elapsed().as_secs_f64()
         ),
         mib(home.daemon_rss_mib()),
