@@ -245,6 +245,7 @@ async fn a_photo_and_a_document_are_saved_and_named_to_the_agent() {
     let llm = FakeLlm::start(vec![
         Reply::text("nice picture"),
         Reply::text("got the file"),
+        Reply::text("heard you"),
     ])
     .await;
     let bot = FakeTelegram::start().await;
