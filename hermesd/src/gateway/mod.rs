@@ -11,6 +11,7 @@ pub mod adapter;
 mod approvals;
 mod chats;
 mod commands;
+mod files;
 mod inbound;
 pub mod lock;
 pub mod markup;

@@ -1,0 +1,152 @@
+//! Files users send: each attachment of a stored message fetched from the platform (at most
+//! [`MAX_FILE_BYTES`]), saved under `$HERMES_HOME/cache/gateway/<chat>/` with a sanitised name
+//! (0600, never overwriting, never through a linked directory), and named to the agent by its
+//! path in the message text.
+
+use std::path::Path;
+
+use super::{Gateway, Link, adapter::Attachment, chats::ATTACHMENT_MARK};
+use crate::store::InboundRow;
+
+/// Largest attachment fetched (the Bot API's own download limit).
+pub const MAX_FILE_BYTES: u64 = 20 << 20;
+
+/// The message's text with each attachment fetched, saved under the home's cache for this chat
+/// (name sanitised, size capped) and named by its path.
+pub async fn with_files(gateway: &Gateway, link: &Link, row: &InboundRow) -> String {
+    if !row.text.contains(ATTACHMENT_MARK) {
+        return row.text.clone();
+    }
+    let mut text = String::new();
+    for line in row.text.lines() {
+        let Some(spec) = line.strip_prefix(ATTACHMENT_MARK) else {
+            text.push_str(line);
+            text.push('\n');
+            continue;
+        };
+        let mut parts = spec.splitn(3, ':');
+        let (kind, file_id, name) = (
+            parts.next().unwrap_or("file"),
+            parts.next().unwrap_or(""),
+            parts.next().unwrap_or(""),
+        );
+        let kind: &'static str = match kind {
+            "photo" => "photo",
+            "voice" => "voice",
+            "audio" => "audio",
+            _ => "document",
+        };
+        let attachment = Attachment {
+            kind,
+            file_id: file_id.to_string(),
+            file_name: name.to_string(),
+            size: 0,
+        };
+        let note = match link.adapter.fetch_file(&attachment, MAX_FILE_BYTES).await {
+            Ok(bytes) => match save_file(gateway, row, &attachment, bytes).await {
+                Ok(path) => format!("[The user sent a {kind}, saved at {path}]"),
+                Err(e) => format!("[The user sent a {kind}; it could not be saved: {e}]"),
+            },
+            Err(e) => format!("[The user sent a {kind}; it could not be fetched: {e}]"),
+        };
+        text.push_str(&note);
+        text.push('\n');
+    }
+    text.trim_end().to_string()
+}
+
+/// `name` safe as one file name: no path separators, no leading dots, at most 100 characters.
+pub fn sanitize_file_name(name: &str, fallback: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect();
+    let cleaned = cleaned.trim_start_matches('.').to_string();
+    if cleaned.is_empty() {
+        fallback.to_string()
+    } else {
+        cleaned
+    }
+}
+
+async fn save_file(
+    gateway: &Gateway,
+    row: &InboundRow,
+    attachment: &Attachment,
+    bytes: Vec<u8>,
+) -> Result<String, String> {
+    let fallback = match attachment.kind {
+        "photo" => "photo.jpg",
+        "voice" => "voice.ogg",
+        "audio" => "audio.mp3",
+        _ => "file.bin",
+    };
+    let name = format!(
+        "{}-{}",
+        row.update_id,
+        sanitize_file_name(&attachment.file_name, fallback)
+    );
+    let dir = gateway
+        .home
+        .join("cache")
+        .join("gateway")
+        .join(sanitize_file_name(&row.chat_id, "chat"));
+    tokio::task::spawn_blocking(move || {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        // A directory swapped for a link (by a tool, say) is not followed.
+        for part in [
+            dir.parent().and_then(Path::parent),
+            dir.parent(),
+            Some(dir.as_path()),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let real = std::fs::symlink_metadata(part)
+                .map_err(|e| format!("cannot inspect {}: {e}", part.display()))?;
+            if !real.is_dir() {
+                return Err(format!("{} is not a plain directory", part.display()));
+            }
+        }
+        let path = dir.join(name);
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        std::io::Write::write_all(&mut file, &bytes)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(path.display().to_string())
+    })
+    .await
+    .map_err(|e| format!("the save task failed: {e}"))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_are_sanitised() {
+        assert_eq!(
+            sanitize_file_name("../../etc/passwd", "x"),
+            "_.._etc_passwd"
+        );
+        assert_eq!(sanitize_file_name(".bashrc", "x"), "bashrc");
+        assert_eq!(sanitize_file_name("", "photo.jpg"), "photo.jpg");
+        assert_eq!(sanitize_file_name(&"a".repeat(300), "x").len(), 100);
+    }
+}
