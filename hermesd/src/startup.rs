@@ -145,6 +145,9 @@ pub fn main(args: Args) -> ExitCode {
         // so a small pool cannot deadlock; each thread's stack stays resident while it lives,
         // and a burst of chats spawned a hundred of them at the default bound (512).
         .max_blocking_threads(BLOCKING_THREADS)
+        // An idle blocking thread ends after a second (tokio's default is 10 s): its stack is
+        // resident memory, and starting one again costs microseconds.
+        .thread_keep_alive(std::time::Duration::from_secs(1))
         .build()
     {
         Ok(runtime) => runtime,

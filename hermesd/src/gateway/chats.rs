@@ -1,9 +1,9 @@
 //! Each chat's messages, in order: one worker task per active chat (session key) takes its
-//! queue — at most [`QUEUE`] waiting, the rest refused with a visible reply — and ends when the
-//! chat has been quiet for a minute, so memory follows the chats that are talking, not every
-//! chat ever seen. `/stop`, `/approve` and `/deny` act at once instead of waiting their turn.
+//! queue — at most [`QUEUE`] waiting, the rest refused with a visible reply — and ends as soon as
+//! its queue is empty, so memory follows the chats that are talking, not every chat ever seen.
+//! `/stop`, `/approve` and `/deny` act at once instead of waiting their turn.
 
-use std::{collections::HashMap, sync::Arc, time::Duration};
+use std::{collections::HashMap, sync::Arc};
 
 use tokio::sync::mpsc;
 
@@ -12,8 +12,6 @@ use crate::store::{self, InboundRow, inbound_state};
 
 /// Messages waiting per chat.
 pub const QUEUE: usize = 32;
-/// How long a quiet chat's worker waits before it ends.
-const IDLE: Duration = Duration::from_secs(60);
 /// Marks an attachment line in a stored message (`kind:file_id:name`), fetched when it runs.
 pub const ATTACHMENT_MARK: &str = "\u{1}attachment:";
 
@@ -139,18 +137,20 @@ async fn work(
     mut rx: mpsc::Receiver<InboundRow>,
 ) {
     loop {
-        let row = tokio::select! {
-            () = gateway.shutdown.cancelled() => None,
-            row = tokio::time::timeout(IDLE, rx.recv()) => row.ok().flatten(),
-        };
-        let Some(row) = row else {
+        let Ok(row) = rx.try_recv() else {
+            // Nothing waits: the worker ends. Queueing checks the map under the same lock, so
+            // a message sent meanwhile is either seen here or starts a new worker.
             let mut workers = gateway.chats.lock();
-            if rx.is_empty() || gateway.shutdown.is_cancelled() {
+            if rx.is_empty() {
                 workers.remove(&key);
                 return;
             }
             continue;
         };
+        if gateway.shutdown.is_cancelled() {
+            gateway.chats.lock().remove(&key);
+            return;
+        }
         if super::commands::is_command(&row.text) {
             super::commands::run(&gateway, &link, &row).await;
         } else {
