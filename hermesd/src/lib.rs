@@ -11,6 +11,7 @@ pub mod gateway;
 pub mod hub;
 pub mod ids;
 pub mod llm;
+pub mod lockfile;
 pub mod logging;
 pub mod maintenance;
 pub mod memory;

@@ -15,6 +15,7 @@ const FLOORS: &[(&str, u32)] = &[
     ("logging", 2),
     ("cli", 2),
     ("residency", 2),
+    ("lockfile", 2),
     ("store", 3),
     ("hub", 4),
     ("policy", 4),

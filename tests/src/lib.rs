@@ -12,6 +12,7 @@ pub mod home;
 pub mod proxy;
 pub mod report;
 pub mod seed;
+pub mod telegram_home;
 pub mod tls;
 pub mod wait;
 

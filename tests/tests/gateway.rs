@@ -4,45 +4,21 @@
 //! and its acknowledgement, or mid-stream, neither loses nor doubles anything.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
 
-use std::{
-    sync::atomic::{AtomicU32, Ordering},
-    time::Duration,
-};
+use std::time::Duration;
 
 use hermes_tests::{
     TestHome,
     fake_llm::{FakeLlm, Reply},
     fake_telegram::{Chat, FakeTelegram, Fault, User},
     home::StopOnDrop,
+    telegram_home::{self, wait_state},
 };
 
 const WAIT: Duration = Duration::from_secs(30);
 
-/// A token no other test uses (the machine-wide lock is per token).
-fn unique_token(bot: &FakeTelegram) -> String {
-    static NEXT: AtomicU32 = AtomicU32::new(1);
-    let token = format!(
-        "{}{:03}:AAGatewayTest-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::SeqCst),
-        std::process::id()
-    );
-    bot.add_token(&token);
-    token
-}
-
 /// A home whose daemon talks to `llm` and polls `bot`, with `env` added to its `.env`.
 fn configure(home: &TestHome, llm: &FakeLlm, bot: &FakeTelegram, env: &str) -> String {
-    let token = unique_token(bot);
-    home.use_fake_model(
-        llm,
-        &format!(
-            "platforms:\n  telegram:\n    extra:\n      base_url: {}\n      poll_timeout: 1\nstreaming:\n  edit_interval: 0.3\n",
-            bot.base_url()
-        ),
-    );
-    home.write(".env", &format!("TELEGRAM_BOT_TOKEN={token}\n{env}"));
-    token
+    telegram_home::configure(home, llm, bot, "", env)
 }
 
 fn ann() -> User {
@@ -312,16 +288,7 @@ async fn a_second_daemon_with_the_same_token_does_not_poll() {
     );
     second.write(".env", &format!("TELEGRAM_BOT_TOKEN={token}\n"));
     second.ctl_async(&["status"]).await.ok();
-    let status = loop {
-        let status = second
-            .ctl_async(&["gateway", "status", "--json"])
-            .await
-            .json();
-        if status[0]["state"] == "retrying" {
-            break status;
-        }
-        tokio::task::yield_now().await;
-    };
+    let status = wait_state(&second, "retrying").await;
     assert!(
         status[0]["last_error"]
             .as_str()

@@ -4,47 +4,28 @@
 //! terminal attached to a Telegram conversation, and a refused token left fatal.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
 
-use std::{
-    sync::atomic::{AtomicU32, Ordering},
-    time::Duration,
-};
+use std::time::Duration;
 
 use hermes_tests::{
     TestHome,
     fake_llm::{FakeLlm, Reply},
     fake_telegram::{Chat, FakeTelegram, Fault, User},
     home::StopOnDrop,
+    telegram_home::{self, unique_token, wait_state},
 };
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(30);
 
-fn unique_token(bot: &FakeTelegram) -> String {
-    static NEXT: AtomicU32 = AtomicU32::new(1);
-    let token = format!(
-        "{}{:03}:AAGatewayChat-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::SeqCst),
-        std::process::id()
-    );
-    bot.add_token(&token);
-    token
-}
-
+/// A home whose daemon talks to `llm` and polls `bot`, user 42 allowed, with `env` added.
 fn configure(home: &TestHome, llm: &FakeLlm, bot: &FakeTelegram, env: &str) -> String {
-    let token = unique_token(bot);
-    home.use_fake_model(
+    telegram_home::configure(
+        home,
         llm,
-        &format!(
-            "platforms:\n  telegram:\n    extra:\n      base_url: {}\n      poll_timeout: 1\nstreaming:\n  edit_interval: 0.3\n",
-            bot.base_url()
-        ),
-    );
-    home.write(
-        ".env",
-        &format!("TELEGRAM_BOT_TOKEN={token}\nTELEGRAM_ALLOWED_USERS=42\n{env}"),
-    );
-    token
+        bot,
+        "",
+        &format!("TELEGRAM_ALLOWED_USERS=42\n{env}"),
+    )
 }
 
 async fn start(home: &TestHome, bot: &FakeTelegram) {
@@ -408,16 +389,7 @@ async fn a_refused_token_is_fatal_and_not_retried() {
     let token = configure(&home, &llm, &bot, "");
     bot.remove_token(&token);
     home.ctl_async(&["status"]).await.ok();
-    let status = loop {
-        let status = home
-            .ctl_async(&["gateway", "status", "--json"])
-            .await
-            .json();
-        if status[0]["state"] == "fatal" {
-            break status;
-        }
-        tokio::task::yield_now().await;
-    };
+    let status = wait_state(&home, "fatal").await;
     assert!(
         status[0]["last_error"]
             .as_str()
@@ -471,16 +443,7 @@ async fn a_conflict_is_reported_and_a_disabled_platform_stays_off() {
     configure(&home, &llm, &bot, "");
     bot.set_conflict(true);
     home.ctl_async(&["status"]).await.ok();
-    let status = loop {
-        let status = home
-            .ctl_async(&["gateway", "status", "--json"])
-            .await
-            .json();
-        if status[0]["state"] == "retrying" {
-            break status;
-        }
-        tokio::task::yield_now().await;
-    };
+    let status = wait_state(&home, "retrying").await;
     let error = status[0]["last_error"].as_str().unwrap();
     assert!(
         error.contains("conflict") && error.contains("getUpdates"),

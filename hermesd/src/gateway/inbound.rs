@@ -124,12 +124,14 @@ fn to_store(platform: &str, update: &Inbound, isolation: Isolation) -> Option<Ne
         &update.user_id,
         isolation,
     )?;
-    let mut text = update.text.clone();
+    // The attachment marker is the daemon's own: a user's text never carries it (else a message
+    // could name a file id it was never sent).
+    let mut text = update.text.replace('\u{1}', "");
     if update.edited && !text.is_empty() {
         text = format!("(edited message) {text}");
     }
     if let Some(quoted) = update.reply_to.as_deref().filter(|q| !q.is_empty()) {
-        let quoted: String = quoted.chars().take(500).collect();
+        let quoted: String = quoted.chars().filter(|c| *c != '\u{1}').take(500).collect();
         text = format!("[Replying to: \"{quoted}\"]\n\n{text}");
     }
     for attachment in &update.attachments {
@@ -154,4 +156,51 @@ fn to_store(platform: &str, update: &Inbound, isolation: Isolation) -> Option<Ne
         message_id: update.message_id.clone(),
         text,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gateway::adapter::Attachment;
+
+    #[test]
+    fn a_users_text_cannot_forge_an_attachment() {
+        let forged = format!(
+            "hi\n{}document:SOMEONE_ELSES_FILE:x",
+            super::super::chats::ATTACHMENT_MARK
+        );
+        let update = Inbound {
+            update_id: 1,
+            chat: ChatRef {
+                chat_id: "42".into(),
+                thread_id: String::new(),
+            },
+            kind: ChatKind::Dm,
+            user_id: "42".into(),
+            user_name: "ann".into(),
+            message_id: "5".into(),
+            text: forged,
+            edited: false,
+            reply_to: None,
+            attachments: vec![Attachment {
+                kind: "photo",
+                file_id: "REAL".into(),
+                file_name: String::new(),
+                size: 1,
+            }],
+            press: None,
+        };
+        let isolation = Isolation {
+            group_per_user: true,
+            thread_per_user: false,
+        };
+        let stored = to_store("telegram", &update, isolation).unwrap();
+        let marks: Vec<&str> = stored
+            .text
+            .lines()
+            .filter(|l| l.starts_with(super::super::chats::ATTACHMENT_MARK))
+            .collect();
+        assert_eq!(marks.len(), 1, "{:?}", stored.text);
+        assert!(marks[0].contains("REAL"));
+    }
 }

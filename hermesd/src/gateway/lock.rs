@@ -4,14 +4,15 @@
 //! dies; the file names the holder (pid and home) for the other daemon's error message.
 
 use std::{
-    fs::{File, OpenOptions},
-    io::{Read, Seek, Write},
-    os::unix::fs::{DirBuilderExt, OpenOptionsExt},
+    fs::File,
+    os::unix::fs::DirBuilderExt,
     path::{Path, PathBuf},
 };
 
-use nix::fcntl::{Flock, FlockArg};
+use nix::fcntl::Flock;
 use sha2::{Digest, Sha256};
+
+use crate::lockfile::LockError;
 
 /// A held lock; dropping it releases it.
 #[derive(Debug)]
@@ -32,7 +33,8 @@ pub fn lock_path(runtime_dir: Option<&str>, platform: &str, identity: &str) -> P
     dir.join(format!("{platform}-{hex}.lock"))
 }
 
-/// Take the lock at `path` for this process (serving `home`), or say who holds it.
+/// Take the lock at `path` for this process (serving `home`), or say who holds it. Blocking
+/// file I/O: call off the async runtime.
 pub fn acquire(path: &Path, home: &Path) -> Result<IdentityLock, String> {
     if let Some(dir) = path.parent() {
         std::fs::DirBuilder::new()
@@ -41,29 +43,13 @@ pub fn acquire(path: &Path, home: &Path) -> Result<IdentityLock, String> {
             .create(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| format!("cannot open the lock {}: {e}", path.display()))?;
-    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-        Ok(mut file) => {
-            let note = format!("pid {} home {}\n", std::process::id(), home.display());
-            let _ = file.set_len(0);
-            let _ = file.rewind();
-            let _ = file.write_all(note.as_bytes());
-            Ok(IdentityLock {
-                _file: file,
-                path: path.to_path_buf(),
-            })
-        }
-        Err((mut file, _)) => {
-            let mut holder = String::new();
-            let _ = file.read_to_string(&mut holder);
-            let holder = holder.trim();
+    let note = format!("pid {} home {}", std::process::id(), home.display());
+    match crate::lockfile::try_lock(path, &note) {
+        Ok(file) => Ok(IdentityLock {
+            _file: file,
+            path: path.to_path_buf(),
+        }),
+        Err(LockError::Held(holder)) => {
             let holder = if holder.is_empty() {
                 "another process".to_string()
             } else {
@@ -73,6 +59,9 @@ pub fn acquire(path: &Path, home: &Path) -> Result<IdentityLock, String> {
                 "{holder} is already connected with this bot token; one bot can be polled by one daemon (lock {})",
                 path.display()
             ))
+        }
+        Err(LockError::Io(verb, e)) => {
+            Err(format!("cannot {verb} the lock {}: {e}", path.display()))
         }
     }
 }

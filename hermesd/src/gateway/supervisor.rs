@@ -56,7 +56,11 @@ pub async fn supervise(gateway: Arc<Gateway>, link: Arc<Link>) {
             return;
         }
         link.status.connecting();
-        let held = match lock::acquire(&lock_path, &gateway.home) {
+        let (path, home) = (lock_path.clone(), gateway.home.clone());
+        let taken = tokio::task::spawn_blocking(move || lock::acquire(&path, &home))
+            .await
+            .unwrap_or_else(|e| Err(format!("the lock task failed: {e}")));
+        let held = match taken {
             Ok(held) => held,
             Err(e) => {
                 tracing::warn!(platform, "{e}");

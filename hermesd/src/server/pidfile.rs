@@ -2,13 +2,13 @@
 //! daemon the daemon of its home. The kernel drops the lock when the process dies, even on SIGKILL.
 
 use std::{
-    fs::{File, OpenOptions},
-    io::{Read, Seek, Write},
-    os::unix::fs::OpenOptionsExt,
+    fs::File,
     path::{Path, PathBuf},
 };
 
-use nix::fcntl::{Flock, FlockArg};
+use nix::fcntl::Flock;
+
+use crate::lockfile::LockError;
 
 /// Why the lock could not be taken.
 #[derive(Debug, thiserror::Error)]
@@ -36,36 +36,21 @@ pub struct PidLock {
 impl PidLock {
     /// Take the lock without waiting and write our pid into the file.
     pub fn acquire(path: &Path) -> Result<Self, PidError> {
-        let io = |verb| {
-            let path = path.display().to_string();
-            move |source| PidError::Io { verb, path, source }
-        };
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(path)
-            .map_err(io("open"))?;
-        let mut lock = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-            Ok(lock) => lock,
-            Err((mut file, _)) => {
-                let mut text = String::new();
-                let _ = file.read_to_string(&mut text);
-                return Err(PidError::AlreadyRunning {
-                    path: path.display().to_string(),
-                    pid: text.trim().parse().ok(),
-                });
-            }
-        };
-        lock.set_len(0).map_err(io("truncate"))?;
-        lock.rewind().map_err(io("rewind"))?;
-        writeln!(lock, "{}", std::process::id()).map_err(io("write"))?;
-        Ok(Self {
-            _lock: lock,
-            path: path.to_path_buf(),
-        })
+        match crate::lockfile::try_lock(path, &std::process::id().to_string()) {
+            Ok(lock) => Ok(Self {
+                _lock: lock,
+                path: path.to_path_buf(),
+            }),
+            Err(LockError::Held(holder)) => Err(PidError::AlreadyRunning {
+                path: path.display().to_string(),
+                pid: holder.parse().ok(),
+            }),
+            Err(LockError::Io(verb, source)) => Err(PidError::Io {
+                verb,
+                path: path.display().to_string(),
+                source,
+            }),
+        }
     }
 
     pub fn path(&self) -> &Path {

@@ -345,20 +345,20 @@ pub fn outbox_unfinished(conn: &Connection, platform: &str) -> Result<Vec<Outbox
         .map_err(StoreError::sql(CTX))
 }
 
-/// Forget delivered outbox messages and finished inbound messages older than `before_ms`, and
-/// routes to conversations that no longer exist; returns how many rows went.
+/// Forget outbox and inbound messages older than `before_ms`, whatever their state (one left
+/// unfinished that long is never to be finished: a restart must not send a week-old reply or
+/// notice), and routes to conversations that no longer exist; returns how many rows went.
 pub fn prune_gateway(tx: &Transaction<'_>, before_ms: i64) -> Result<usize, StoreError> {
     const CTX: &str = "prune the gateway's tables";
     let outbox = tx
         .execute(
-            "DELETE FROM gateway_outbox WHERE state = 'done' AND updated_at < ?1",
+            "DELETE FROM gateway_outbox WHERE updated_at < ?1",
             [before_ms],
         )
         .map_err(StoreError::sql(CTX))?;
     let inbound = tx
         .execute(
-            "DELETE FROM gateway_inbound WHERE state IN ('done', 'interrupted')
-               AND received_at < ?1",
+            "DELETE FROM gateway_inbound WHERE received_at < ?1",
             [before_ms],
         )
         .map_err(StoreError::sql(CTX))?;
@@ -413,16 +413,21 @@ mod tests {
             })
             .await
             .unwrap();
+        let kept = store
+            .write(|tx| prune_gateway(tx, now_ms() - 60_000))
+            .await
+            .unwrap();
+        assert_eq!(kept, 0, "nothing is older than the cutoff");
         let pruned = store
             .write(|tx| prune_gateway(tx, now_ms() + 1))
             .await
             .unwrap();
-        assert_eq!(pruned, 3, "two finished messages and one delivered reply");
+        assert_eq!(pruned, 4, "three messages, one reply, finished or not");
         let left = store
             .read(|conn| inbound_in_state(conn, "telegram", inbound_state::RECEIVED))
             .await
             .unwrap();
-        assert_eq!(left.len(), 1, "the unfinished message stays");
+        assert!(left.is_empty());
         // Pruned ids can come again only as new rows: de-duplication lasts as long as rows do.
     }
 }

@@ -24,6 +24,7 @@ use hermes_tests::{
     fake_telegram::{Call, Chat, FakeTelegram, User},
     home::StopOnDrop,
     report::{Row, print},
+    telegram_home,
 };
 use serde_json::Value;
 
@@ -32,6 +33,7 @@ const WAIT: Duration = Duration::from_secs(300);
 const ANSWER: &str = "noted";
 /// The streamed answer of a latency sample, and what its message shows at the end.
 const CHUNKS: [&str; 3] = ["a", "b", "c"];
+/// `streaming.edit_interval` as `telegram_home::configure` sets it.
 const EDIT_INTERVAL: &str = "0.3";
 /// Chat (and user) ids of the load's chats and of the latency samples' chats.
 const LOAD_CHATS: i64 = 1_000_000;
@@ -153,28 +155,18 @@ async fn main() {
     let messages = scale.chats as usize * scale.per_chat;
     let llm = FakeLlm::start(Vec::new()).await;
     let bot = FakeTelegram::start().await;
-    let token = format!(
-        "{}001:AAGatewayBench-{}",
-        std::process::id(),
-        std::process::id()
-    );
-    bot.add_token(&token);
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
-    home.use_fake_model(
+    // Edits as fast as allowed, idle sessions evicted after a second, no background reviews, and
+    // the crate root's debug lines (its start-up memory release) in the log.
+    telegram_home::configure(
+        &home,
         &llm,
-        &format!(
-            "platforms:\n  telegram:\n    extra:\n      base_url: {}\n      poll_timeout: 1\n\
-             streaming:\n  edit_interval: {EDIT_INTERVAL}\n\
-             sessions:\n  evict_after: 1\n\
-             memory:\n  nudge_interval: 0\nskills:\n  creation_nudge_interval: 0\n\
-             logging:\n  level: \"info,hermesd=debug,hermesd::=info\"\n",
-            bot.base_url()
-        ),
-    );
-    home.write(
-        ".env",
-        &format!("TELEGRAM_BOT_TOKEN={token}\nTELEGRAM_ALLOW_ALL_USERS=true\n"),
+        &bot,
+        "sessions:\n  evict_after: 1\n\
+         memory:\n  nudge_interval: 0\nskills:\n  creation_nudge_interval: 0\n\
+         logging:\n  level: \"info,hermesd=debug,hermesd::=info\"\n",
+        "TELEGRAM_ALLOW_ALL_USERS=true\n",
     );
     let mut rows = Vec::new();
 
