@@ -35,9 +35,14 @@ impl Chats {
             super::commands::run(gateway, link, &row).await;
             return;
         }
-        if !super::commands::is_command(&row.text) && steered(gateway, &row).await {
+        if !super::commands::is_command(&row.text) && steered(gateway, link, &row).await {
             return;
         }
+        self.enqueue(gateway, link, row).await;
+    }
+
+    /// Put a message on its chat's worker queue, starting the worker if none runs.
+    async fn enqueue(&self, gateway: &Arc<Gateway>, link: &Arc<Link>, row: InboundRow) {
         let refused = {
             let mut workers = self.lock();
             let key = row.session_key.clone();
@@ -68,7 +73,12 @@ impl Chats {
 /// Apply the conversation's busy policy while a turn runs in it: `steer` hands the text to the
 /// running turn (whose answer covers it), `interrupt` stops that turn so this one runs next,
 /// `queue` (the default) waits. True when the message was steered in.
-async fn steered(gateway: &Arc<Gateway>, row: &InboundRow) -> bool {
+///
+/// A steered message stays `running` until the turn takes it. If the turn ends first (stopped,
+/// failed, or past its last look), the text comes back and is queued on its chat like any
+/// message, so its answer reaches the chat; a stopping gateway leaves it `running`, and the
+/// restart tells the chat. A message arriving in that instant may run before it.
+async fn steered(gateway: &Arc<Gateway>, link: &Arc<Link>, row: &InboundRow) -> bool {
     let Ok(Some(session)) = super::reply::conversation(gateway, &row.session_key).await else {
         return false;
     };
@@ -80,21 +90,23 @@ async fn steered(gateway: &Arc<Gateway>, row: &InboundRow) -> bool {
     }
     match crate::agent::BusyPolicy::parse(&session.busy_policy) {
         Some(crate::agent::BusyPolicy::Steer) => {
-            if live.steer(row.text.clone()).is_err() {
+            let Ok(returned) = live.steer_or_return(row.text.clone()) else {
                 return false;
-            }
-            let id = row.id;
+            };
             let conversation = session.conversation_id.clone();
-            if let Err(e) = gateway
-                .runner
-                .store
-                .write(move |tx| {
-                    store::set_inbound_state(tx, id, inbound_state::DONE, Some(&conversation))
-                })
-                .await
-            {
-                tracing::warn!(error = %e, "gateway: cannot mark a steered message");
-            }
+            mark(gateway, row.id, inbound_state::RUNNING, Some(conversation)).await;
+            let (gateway, link, row) = (Arc::clone(gateway), Arc::clone(link), row.clone());
+            tokio::spawn(async move {
+                match returned.await {
+                    // The turn took it: its answer covers this message.
+                    Err(_) => mark(&gateway, row.id, inbound_state::DONE, None).await,
+                    Ok(_) if gateway.shutdown.is_cancelled() => {}
+                    Ok(_) => {
+                        tracing::info!(chat = %row.chat_id, "gateway: a steered message came back; it runs next");
+                        gateway.chats.enqueue(&gateway, &link, row).await;
+                    }
+                }
+            });
             true
         }
         Some(crate::agent::BusyPolicy::Interrupt) => {
@@ -102,6 +114,17 @@ async fn steered(gateway: &Arc<Gateway>, row: &InboundRow) -> bool {
             false
         }
         _ => false,
+    }
+}
+
+async fn mark(gateway: &Arc<Gateway>, id: i64, state: &'static str, conversation: Option<String>) {
+    let written = gateway
+        .runner
+        .store
+        .write(move |tx| store::set_inbound_state(tx, id, state, conversation.as_deref()))
+        .await;
+    if let Err(e) = written {
+        tracing::warn!(error = %e, id, state, "gateway: cannot mark a steered message");
     }
 }
 

@@ -136,7 +136,9 @@ pub async fn run_turn(gateway: &Arc<Gateway>, link: &Arc<Link>, row: &InboundRow
         text,
         source_client: CLIENT.into(),
         yolo: false,
-        busy: None,
+        // The chat's busy policy was applied as the message was queued (chats.rs); here it
+        // waits its turn, so its answer is always followed to this chat.
+        busy: Some(agent::BusyPolicy::Queue),
         toolsets: Vec::new(),
         context_from: None,
         turn_id: Some(turn_id.clone()),

@@ -36,11 +36,22 @@ pub struct Answer {
 #[derive(Default)]
 struct RunState {
     cancel: Option<CancellationToken>,
-    steer: Vec<String>,
+    steer: Vec<Steered>,
     interrupted_by: Option<String>,
     /// Set once the conversation is going (deleted, pruned): every turn from then on, queued
     /// ones included, is interrupted with this reason as it begins.
     ending: Option<String>,
+}
+
+/// Input waiting to be taken by the running turn; more is refused (and waits as a turn).
+const STEER_MAX: usize = 32;
+
+/// Input steered into the running turn. `back`, when set, is the sender's: if the turn ends
+/// before taking the text, it goes back there (for the sender to run and answer itself) rather
+/// than running as a turn nobody follows; a dropped `back` means the turn took it.
+struct Steered {
+    text: String,
+    back: Option<oneshot::Sender<String>>,
 }
 
 /// One session in memory.
@@ -328,15 +339,30 @@ impl LiveSession {
             .unwrap_or_else(|| "user".into())
     }
 
-    /// The turn is over; input steered into it too late to be taken comes back (to run next).
+    /// The turn is over; input steered into it too late to be taken goes back to its sender
+    /// when it asked for that ([`LiveSession::steer_or_return`]); the rest is returned (to run
+    /// next).
     pub fn end_turn(&self) -> Vec<String> {
-        match self.running.lock() {
+        let late = match self.running.lock() {
             Ok(mut running) => {
                 running.cancel = None;
                 std::mem::take(&mut running.steer)
             }
             Err(_) => Vec::new(),
+        };
+        let mut unclaimed = Vec::new();
+        for steered in late {
+            match steered.back {
+                Some(back) => {
+                    if let Err(text) = back.send(steered.text) {
+                        // The sender is gone: run it like any late input.
+                        unclaimed.push(text);
+                    }
+                }
+                None => unclaimed.push(steered.text),
+            }
         }
+        unclaimed
     }
 
     pub fn is_running(&self) -> bool {
@@ -363,15 +389,34 @@ impl LiveSession {
         }
     }
 
-    /// Hand `text` to the running turn, which takes it at its next step; false (and `text` back)
-    /// when no turn runs.
+    /// Hand `text` to the running turn, which takes it at its next step; `text` back when no
+    /// turn runs or [`STEER_MAX`] inputs already wait for it.
     pub fn steer(&self, text: String) -> Result<(), String> {
+        self.push_steered(Steered { text, back: None })
+    }
+
+    /// Like [`LiveSession::steer`], for a sender that answers late input itself: the receiver
+    /// gets the text back if the turn ends without taking it, and closes once the turn took it.
+    pub fn steer_or_return(&self, text: String) -> Result<oneshot::Receiver<String>, String> {
+        let (back, returned) = oneshot::channel();
+        self.push_steered(Steered {
+            text,
+            back: Some(back),
+        })?;
+        Ok(returned)
+    }
+
+    fn push_steered(&self, steered: Steered) -> Result<(), String> {
         match self.running.lock() {
-            Ok(mut running) if running.cancel.is_some() && running.ending.is_none() => {
-                running.steer.push(text);
+            Ok(mut running)
+                if running.cancel.is_some()
+                    && running.ending.is_none()
+                    && running.steer.len() < STEER_MAX =>
+            {
+                running.steer.push(steered);
                 Ok(())
             }
-            _ => Err(text),
+            _ => Err(steered.text),
         }
     }
 
@@ -381,6 +426,9 @@ impl LiveSession {
             .lock()
             .map(|mut r| std::mem::take(&mut r.steer))
             .unwrap_or_default()
+            .into_iter()
+            .map(|steered| steered.text)
+            .collect()
     }
 
     /// Register a question; the receiver gets the first answer.

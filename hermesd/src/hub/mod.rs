@@ -237,6 +237,27 @@ pub(super) mod tests {
     }
 
     #[tokio::test]
+    async fn steered_input_the_turn_never_took_goes_back_to_its_sender() {
+        let (_dir, hub, live) = live_session().await;
+        let _running = hub.begin_turn(&live);
+        let taken = live.steer_or_return("taken".into()).unwrap();
+        assert_eq!(live.take_steered(), vec!["taken".to_string()]);
+        assert!(
+            taken.await.is_err(),
+            "taken input closes its return channel"
+        );
+        let late = live.steer_or_return("late".into()).unwrap();
+        live.steer("anyone's".into()).unwrap();
+        assert_eq!(
+            live.end_turn(),
+            vec!["anyone's".to_string()],
+            "only unclaimed input runs next"
+        );
+        assert_eq!(late.await.unwrap(), "late", "the sender gets its text back");
+        assert!(live.steer_or_return("idle".into()).is_err(), "no turn runs");
+    }
+
+    #[tokio::test]
     async fn a_stopping_hub_takes_no_new_work_and_begins_turns_cancelled() {
         let (_dir, hub, live) = live_session().await;
         assert_eq!(hub.stop(Duration::from_secs(1)).await, 0);
