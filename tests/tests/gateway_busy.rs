@@ -28,8 +28,7 @@ async fn start(llm: &FakeLlm, bot: &FakeTelegram) -> TestHome {
     telegram_home::configure(&home, llm, bot, "", "TELEGRAM_ALLOWED_USERS=42\n");
     home.ctl_async(&["status"]).await.ok();
     bot.wait_call("setMyCommands", WAIT).await;
-    bot.push_text(&dm(), &ann(), "hello");
-    bot.wait_message_text(42, |t| t == "hi", WAIT).await;
+    // Set before the first message: the setting starts the chat's conversation.
     bot.push_text(&dm(), &ann(), "/busy steer");
     bot.wait_message_text(42, |t| t == "Busy policy: steer", WAIT)
         .await;
@@ -50,7 +49,6 @@ fn user_texts(llm: &FakeLlm, n: usize) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_steered_message_is_taken_by_the_running_turn() {
     let llm = FakeLlm::start(vec![
-        Reply::text("hi"),
         Reply::tool_call("terminal", r#"{"command": "rm -rf keeper"}"#),
         Reply::text("kept it, and noted the rest"),
     ])
@@ -69,18 +67,17 @@ async fn a_steered_message_is_taken_by_the_running_turn() {
     bot.push_text(&dm(), &ann(), "/deny");
     bot.wait_message_text(42, |t| t == "kept it, and noted the rest", WAIT)
         .await;
-    let second = user_texts(&llm, 2);
+    let second = user_texts(&llm, 1);
     assert!(
         second.iter().any(|t| t == "and water the plants"),
         "the running turn took it: {second:?}"
     );
-    assert_eq!(llm.chat_requests().len(), 3, "no second turn ran");
+    assert_eq!(llm.chat_requests().len(), 2, "no second turn ran");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_message_steered_too_late_is_answered_in_the_chat() {
     let llm = FakeLlm::start(vec![
-        Reply::text("hi"),
         Reply::StallAfterHeaders {
             ms: 120_000,
             chunks_before: vec!["thinking".into()],
@@ -103,7 +100,7 @@ async fn a_message_steered_too_late_is_answered_in_the_chat() {
         .await;
     bot.wait_message_text(42, |t| t == "the plants are watered", WAIT)
         .await;
-    let second = user_texts(&llm, 2);
+    let second = user_texts(&llm, 1);
     assert_eq!(
         second.last().map(String::as_str),
         Some("water the plants"),

@@ -177,8 +177,17 @@ async fn builtin(
         "deny" => super::approvals::by_command(gateway, link, row, "deny").await,
         "retry" => return retry(gateway, link, row, session).await,
         _ => {
-            let Some(session) = session else {
-                return Some("No conversation yet: send a message first.".into());
+            // A setting given before the first message starts the conversation it belongs to.
+            let sets = matches!(name, "busy" | "title") && !rest.trim().is_empty();
+            let session = match session {
+                Some(session) => session,
+                None if sets => {
+                    match reply::new_conversation(gateway, link, &row.session_key).await {
+                        Ok(session) => session,
+                        Err(e) => return Some(format!("⚠️ {e}")),
+                    }
+                }
+                None => return Some("No conversation yet: send a message first.".into()),
             };
             about(
                 gateway,
