@@ -82,6 +82,11 @@ impl DaemonState {
             process_env.get("XDG_RUNTIME_DIR").map(str::to_string),
             shutdown.clone(),
         ));
+        runner
+            .tool_services
+            .set_messenger(Arc::new(crate::gateway::GatewayMessenger(Arc::downgrade(
+                &gateway,
+            ))));
         Self {
             home,
             socket,

@@ -150,6 +150,13 @@ pub const COMMANDS: &[Command] = &[
         Everywhere,
     ),
     command(
+        "sethome",
+        &["set-home"],
+        "",
+        "make this chat the platform's home channel (cron results, messages)",
+        Gateway,
+    ),
+    command(
         "approve",
         &[],
         "[session|always]",

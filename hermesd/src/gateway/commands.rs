@@ -150,11 +150,12 @@ async fn builtin(
         .and_then(|s| runner.hub.get(&s.conversation_id));
     Some(match name {
         "help" => help(gateway).await,
+        "sethome" => set_home(gateway, link, row).await,
         "new" => {
             if let Some(live) = &live {
                 live.interrupt_for("a new session was started");
             }
-            match reply::new_conversation(gateway, link, &row.session_key).await {
+            match reply::new_conversation(gateway, link, row).await {
                 Ok(_) => {
                     "✨ New session started. The previous one is kept (hermesctl sessions list)."
                         .into()
@@ -181,12 +182,10 @@ async fn builtin(
             let sets = matches!(name, "busy" | "title") && !rest.trim().is_empty();
             let session = match session {
                 Some(session) => session,
-                None if sets => {
-                    match reply::new_conversation(gateway, link, &row.session_key).await {
-                        Ok(session) => session,
-                        Err(e) => return Some(format!("⚠️ {e}")),
-                    }
-                }
+                None if sets => match reply::new_conversation(gateway, link, row).await {
+                    Ok(session) => session,
+                    Err(e) => return Some(format!("⚠️ {e}")),
+                },
                 None => return Some("No conversation yet: send a message first.".into()),
             };
             about(
@@ -351,5 +350,29 @@ async fn about(
             Err(e) => format!("⚠️ {e}"),
         },
         other => format!("/{other} is not available in chats."),
+    }
+}
+
+/// `/sethome`: this chat (and thread) becomes the platform's home channel.
+async fn set_home(gateway: &Arc<Gateway>, link: &Arc<Link>, row: &InboundRow) -> String {
+    let place = store::ChatPlace {
+        platform: link.platform().to_string(),
+        chat_id: row.chat_id.clone(),
+        thread_id: row.thread_id.clone(),
+        kind: String::new(),
+        name: row.chat_id.clone(),
+    };
+    let stored = place.clone();
+    match gateway
+        .runner
+        .store
+        .write(move |tx| store::set_home(tx, &stored))
+        .await
+    {
+        Ok(()) => format!(
+            "✅ Home channel set to {} (ID: {}).\nCron jobs and cross-platform messages will be delivered here.",
+            place.name, place.chat_id
+        ),
+        Err(e) => format!("Failed to save home channel: {e}"),
     }
 }

@@ -15,6 +15,7 @@ mod files;
 mod inbound;
 pub mod lock;
 pub mod markup;
+mod messenger;
 mod outbox;
 pub mod pairing;
 mod recovery;
@@ -30,6 +31,7 @@ use std::{path::PathBuf, sync::Arc};
 
 pub use adapter::{Adapter, PlatformError};
 pub use commands::{Offered, list as commands_offered};
+pub use messenger::GatewayMessenger;
 pub use status::{LinkState, PlatformStatus, StatusCell};
 use tokio_util::sync::CancellationToken;
 
@@ -58,6 +60,10 @@ pub struct Gateway {
     approvals: approvals::Pending,
     /// True once every platform made its first connection attempt (start-up is over).
     settled: tokio::sync::watch::Sender<bool>,
+    /// The platforms started, for sending outside a chat's reply (`send_message`, cron).
+    links: std::sync::Mutex<Vec<Arc<Link>>>,
+    /// Counts connections made, so senders waiting for a platform learn it came up.
+    connections: tokio::sync::watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -92,6 +98,8 @@ impl Gateway {
             chats: chats::Chats::default(),
             approvals: approvals::Pending::default(),
             settled: tokio::sync::watch::Sender::new(!has_platform),
+            links: std::sync::Mutex::new(Vec::new()),
+            connections: tokio::sync::watch::Sender::new(0),
         }
     }
 
@@ -118,6 +126,9 @@ impl Gateway {
             adapter: Arc::new(telegram::Telegram::new(settings, client)),
             status,
         });
+        if let Ok(mut links) = self.links.lock() {
+            links.push(Arc::clone(&link));
+        }
         let gateway = Arc::clone(self);
         tokio::spawn(supervisor::supervise(gateway, link));
     }
@@ -126,6 +137,17 @@ impl Gateway {
     pub async fn settled(&self, within: std::time::Duration) {
         let mut settled = self.settled.subscribe();
         let _ = tokio::time::timeout(within, settled.wait_for(|done| *done)).await;
+    }
+
+    /// The started platform `platform`.
+    fn link(&self, platform: &str) -> Option<Arc<Link>> {
+        let links = self.links.lock().ok()?;
+        links.iter().find(|l| l.platform() == platform).cloned()
+    }
+
+    /// A platform connected (and finished what its last run left).
+    fn note_connected(&self) {
+        self.connections.send_modify(|n| *n += 1);
     }
 
     /// Note that start-up's connection attempts are over.

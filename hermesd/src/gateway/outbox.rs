@@ -49,32 +49,41 @@ pub async fn record(
     gateway
         .runner
         .store
-        .write(move |tx| {
-            let mut rows = Vec::new();
-            for text in pieces {
-                let id = store::outbox_add(
-                    tx,
-                    platform,
-                    inbound_id,
-                    &chat.chat_id,
-                    &chat.thread_id,
-                    &text,
-                    outbox_state::PENDING,
-                )?;
-                rows.push(OutboxRow {
-                    id,
-                    inbound_id,
-                    platform: platform.to_string(),
-                    chat_id: chat.chat_id.clone(),
-                    thread_id: chat.thread_id.clone(),
-                    text,
-                    state: outbox_state::PENDING.to_string(),
-                    message_id: None,
-                });
-            }
-            Ok(rows)
-        })
+        .write(move |tx| record_rows(tx, platform, &chat, inbound_id, pieces))
         .await
+}
+
+/// Record `pieces` as pending rows, in order, inside the caller's transaction.
+pub fn record_rows(
+    tx: &rusqlite::Transaction<'_>,
+    platform: &'static str,
+    chat: &ChatRef,
+    inbound_id: Option<i64>,
+    pieces: Vec<String>,
+) -> Result<Vec<OutboxRow>, StoreError> {
+    let mut rows = Vec::new();
+    for text in pieces {
+        let id = store::outbox_add(
+            tx,
+            platform,
+            inbound_id,
+            &chat.chat_id,
+            &chat.thread_id,
+            &text,
+            outbox_state::PENDING,
+        )?;
+        rows.push(OutboxRow {
+            id,
+            inbound_id,
+            platform: platform.to_string(),
+            chat_id: chat.chat_id.clone(),
+            thread_id: chat.thread_id.clone(),
+            text,
+            state: outbox_state::PENDING.to_string(),
+            message_id: None,
+        });
+    }
+    Ok(rows)
 }
 
 /// Move a row on in the store (a failure is logged: the row is then finished at the restart).

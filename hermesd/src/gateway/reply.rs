@@ -52,9 +52,10 @@ pub async fn conversation(gateway: &Gateway, key: &str) -> Result<Option<Session
 pub async fn new_conversation(
     gateway: &Gateway,
     link: &Link,
-    key: &str,
+    row: &InboundRow,
 ) -> Result<SessionRow, StoreError> {
-    let key = key.to_string();
+    let key = row.session_key.clone();
+    let place = place_of(link, row);
     let source = link.platform().to_string();
     gateway
         .runner
@@ -72,9 +73,27 @@ pub async fn new_conversation(
                 },
             )?;
             store::set_gateway_route(tx, &key, &row.conversation_id)?;
+            store::set_route_place(tx, &key, &place)?;
             Ok(row)
         })
         .await
+}
+
+/// The chat a message came from, as its route records it.
+fn place_of(link: &Link, row: &InboundRow) -> store::ChatPlace {
+    store::ChatPlace {
+        platform: link.platform().to_string(),
+        chat_id: row.chat_id.clone(),
+        thread_id: row.thread_id.clone(),
+        // The key is `agent:main:<platform>:<kind>:…` (routing.rs).
+        kind: row
+            .session_key
+            .split(':')
+            .nth(3)
+            .unwrap_or_default()
+            .to_string(),
+        name: String::new(),
+    }
 }
 
 /// Answer a stored message from start to delivered answer.
@@ -88,7 +107,7 @@ pub async fn run_turn(gateway: &Arc<Gateway>, link: &Arc<Link>, row: &InboundRow
     let chat = chat_of(row);
     let session = match conversation(gateway, &row.session_key).await {
         Ok(Some(session)) => Ok(session),
-        Ok(None) => new_conversation(gateway, link, &row.session_key).await,
+        Ok(None) => new_conversation(gateway, link, row).await,
         Err(e) => Err(e),
     };
     let session = match session {
@@ -113,9 +132,12 @@ pub async fn run_turn(gateway: &Arc<Gateway>, link: &Arc<Link>, row: &InboundRow
         Err(e) => return fail(gateway, link, row, &e.to_string()).await,
     };
     let (id, conversation) = (row.id, session.conversation_id.clone());
+    let (key, place) = (row.session_key.clone(), place_of(link, row));
     let marked = runner
         .store
         .write(move |tx| {
+            // Routes made before chats were recorded learn theirs here.
+            store::set_route_place(tx, &key, &place)?;
             store::set_inbound_state(tx, id, inbound_state::RUNNING, Some(&conversation))
         })
         .await;

@@ -95,6 +95,7 @@ pub async fn supervise(gateway: Arc<Gateway>, link: Arc<Link>) {
             recovered = true;
             recovery::finish(&gateway, &link).await;
         }
+        gateway.note_connected();
         gateway.mark_settled();
         let end = poll(&gateway, &link, &mut backoff).await;
         drop(held);

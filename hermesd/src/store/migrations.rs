@@ -136,6 +136,8 @@ const MIGRATIONS: &[&str] = &[
     "#,
     // 9: the gateway: polling offsets, chat routes, inbound messages, the outbox, pairing.
     super::gateway::GATEWAY_MIGRATION,
+    // 10: each chat route's chat, and the platforms' home channels.
+    super::gateway_places::PLACES_MIGRATION,
 ];
 
 /// The schema version this build writes.

@@ -7,6 +7,7 @@ mod cron;
 mod error;
 mod events;
 mod gateway;
+mod gateway_places;
 pub mod hermes_import;
 mod messages;
 mod migrations;
@@ -42,6 +43,9 @@ pub use gateway::{
     InboundRow, NewInbound, OutboxRow, gateway_route, inbound_in_state, inbound_state,
     last_inbound_text, outbox_add, outbox_set, outbox_state, outbox_unfinished, prune_gateway,
     set_gateway_route, set_inbound_state, take_updates,
+};
+pub use gateway_places::{
+    ChatPlace, chat_is_known, conversation_place, home, recent_places, set_home, set_route_place,
 };
 pub use messages::{
     MessageRow, NewMessage, append_message, list_messages, recent_exchange_messages,

@@ -151,6 +151,8 @@ pub struct ToolServices {
     pub skills: SkillsLibrary,
     /// Cron as the `cronjob` tool reaches it.
     pub cron: Arc<dyn CronHandle>,
+    /// The chat platforms, once the gateway is built (`send_message`, cron delivery).
+    messenger: std::sync::OnceLock<Arc<dyn super::messenger::Messenger>>,
     /// What masks secrets in every result and output event; replaced on each reload.
     masker: std::sync::RwLock<Arc<SecretMasker>>,
 }
@@ -179,7 +181,23 @@ impl ToolServices {
             skills_settings: std::sync::RwLock::new(Arc::default()),
             skills: SkillsLibrary::default(),
             cron,
+            messenger: std::sync::OnceLock::new(),
             masker: std::sync::RwLock::new(Arc::default()),
+        }
+    }
+
+    /// Connect the chat platforms (once, as the daemon is built).
+    pub fn set_messenger(&self, messenger: Arc<dyn super::messenger::Messenger>) {
+        if self.messenger.set(messenger).is_err() {
+            tracing::warn!("the chat platforms were connected to the tools twice; the first stays");
+        }
+    }
+
+    /// The chat platforms ([`super::messenger::NoPlatforms`] until the gateway is built).
+    pub fn messenger(&self) -> Arc<dyn super::messenger::Messenger> {
+        match self.messenger.get() {
+            Some(messenger) => Arc::clone(messenger),
+            None => Arc::new(super::messenger::NoPlatforms),
         }
     }
 

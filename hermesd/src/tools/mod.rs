@@ -9,11 +9,13 @@ mod cronjob_tool;
 mod file_tools;
 pub mod files;
 mod memory_tool;
+pub mod messenger;
 mod outcome;
 mod parallel;
 pub mod patch;
 mod patch_tool;
 mod registry;
+mod send_message_tool;
 mod session_search;
 mod skill_tools;
 mod spill;
@@ -120,5 +122,6 @@ pub fn builtin_tools() -> Vec<std::sync::Arc<dyn Tool>> {
         std::sync::Arc::new(skill_tools::SkillViewTool),
         std::sync::Arc::new(skill_tools::SkillManageTool),
         std::sync::Arc::new(cronjob_tool::CronjobTool),
+        std::sync::Arc::new(send_message_tool::SendMessageTool),
     ]
 }

@@ -30,6 +30,9 @@ pub struct TelegramSettings {
     /// `TELEGRAM_WEBHOOK_PORT` (default 8443), bound on `TELEGRAM_WEBHOOK_HOST` (default
     /// 0.0.0.0).
     pub webhook_listen: String,
+    /// `TELEGRAM_HOME_CHANNEL` (with `_THREAD_ID` and `_NAME`): the home channel when none was
+    /// set with `/sethome`; `(chat, thread, name)`.
+    pub home_channel: Option<(String, String, String)>,
 }
 
 impl std::fmt::Debug for TelegramSettings {
@@ -157,7 +160,19 @@ fn telegram(r: &mut Reader<'_>, env: &Env, token: &str) -> TelegramSettings {
         .map(str::trim)
         .filter(|h| !h.is_empty())
         .unwrap_or("0.0.0.0");
+    let var = |name: &str| env.get(name).map(str::trim).unwrap_or_default().to_string();
+    let home_channel = Some(var("TELEGRAM_HOME_CHANNEL"))
+        .filter(|chat| !chat.is_empty())
+        .map(|chat| {
+            let name = Some(var("TELEGRAM_HOME_CHANNEL_NAME")).filter(|n| !n.is_empty());
+            (
+                chat,
+                var("TELEGRAM_HOME_CHANNEL_THREAD_ID"),
+                name.unwrap_or_else(|| "Home".into()),
+            )
+        });
     TelegramSettings {
+        home_channel,
         token: token.to_string(),
         base_url,
         file_base_url,

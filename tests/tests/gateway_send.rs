@@ -1,0 +1,109 @@
+//! `send_message` and home channels end to end, through the real daemon, the fake Bot API and
+//! the fake model: `/sethome` makes a chat the home channel, the agent sends to it and to a chat
+//! by id, lists its targets, and is refused — with a clear tool error, nothing sent — for a chat
+//! nobody in it talked to and a platform hermesd has no connection for.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
+
+use std::time::Duration;
+
+use hermes_tests::{
+    TestHome,
+    fake_llm::{FakeLlm, Reply},
+    fake_telegram::{Chat, FakeTelegram, User},
+    home::StopOnDrop,
+    telegram_home,
+};
+use serde_json::Value;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn ann() -> User {
+    User::new(42, "Ann").with_username("ann")
+}
+
+fn dm() -> Chat {
+    Chat::private(42)
+}
+
+/// The tool results the model got in request `n`, in order.
+fn tool_results(llm: &FakeLlm, n: usize) -> Vec<Value> {
+    llm.chat_requests()[n].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| serde_json::from_str(m["content"].as_str().unwrap()).unwrap_or(Value::Null))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_agent_sends_to_the_home_channel_and_known_chats_only() {
+    let llm = FakeLlm::start(vec![
+        Reply::tool_call(
+            "send_message",
+            r#"{"target": "telegram", "message": "📣 to home"}"#,
+        ),
+        Reply::tool_call(
+            "send_message",
+            r#"{"target": "telegram:42", "message": "by id"}"#,
+        ),
+        Reply::tool_call(
+            "send_message",
+            r#"{"target": "telegram:999", "message": "leak"}"#,
+        ),
+        Reply::tool_call(
+            "send_message",
+            r#"{"target": "discord:1", "message": "leak"}"#,
+        ),
+        Reply::tool_call("send_message", r#"{"action": "list"}"#),
+        Reply::text("all sent"),
+    ])
+    .await;
+    let bot = FakeTelegram::start().await;
+    let home = TestHome::new();
+    telegram_home::configure(&home, &llm, &bot, "", "TELEGRAM_ALLOWED_USERS=42\n");
+    home.ctl_async(&["status"]).await.ok();
+    let _stop = StopOnDrop(&home);
+    bot.wait_call("setMyCommands", WAIT).await;
+
+    bot.push_text(&dm(), &ann(), "/sethome");
+    bot.wait_message_text(42, |t| t.starts_with("✅ Home channel set to 42"), WAIT)
+        .await;
+    bot.push_text(&dm(), &ann(), "tell everyone");
+    bot.wait_message_text(42, |t| t == "all sent", WAIT).await;
+
+    let texts: Vec<String> = bot.messages(42).into_iter().map(|m| m.text).collect();
+    assert!(texts.iter().any(|t| t == "📣 to home"), "{texts:?}");
+    assert!(texts.iter().any(|t| t == "by id"), "{texts:?}");
+    assert!(
+        bot.messages(999).is_empty(),
+        "nothing went to a stranger's chat"
+    );
+
+    let results = tool_results(&llm, 5);
+    assert_eq!(results.len(), 5, "{results:?}");
+    assert_eq!(results[0]["success"], true, "{:?}", results[0]);
+    assert_eq!(results[0]["chat_id"], "42");
+    assert!(
+        results[0]["note"]
+            .as_str()
+            .unwrap()
+            .contains("home channel")
+    );
+    assert_eq!(results[1]["success"], true, "{:?}", results[1]);
+    let refused = results[2]["error"].as_str().unwrap_or_default();
+    assert!(
+        refused.contains("not a chat hermesd knows"),
+        "{:?}",
+        results[2]
+    );
+    let unknown = results[3]["error"].as_str().unwrap_or_default();
+    assert!(
+        unknown.contains("Unknown platform: discord"),
+        "{:?}",
+        results[3]
+    );
+    let listed = results[4]["targets"].as_str().unwrap_or_default();
+    assert!(listed.contains("telegram  (home channel: 42)"), "{listed}");
+    assert!(listed.contains("telegram:42"), "{listed}");
+}
