@@ -107,3 +107,75 @@ async fn the_agent_sends_to_the_home_channel_and_known_chats_only() {
     assert!(listed.contains("telegram  (home channel: 42)"), "{listed}");
     assert!(listed.contains("telegram:42"), "{listed}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cron_job_made_in_a_chat_delivers_there_and_to_the_home_channel() {
+    let llm = FakeLlm::start(vec![
+        Reply::tool_call(
+            "cronjob",
+            r#"{"action": "create", "name": "plants", "schedule": "every 1h",
+                "prompt": "check the plants", "deliver": "origin,telegram"}"#,
+        ),
+        Reply::text("scheduled"),
+        Reply::text("the plants are fine"),
+        Reply::unauthorized(),
+    ])
+    .await;
+    let bot = FakeTelegram::start().await;
+    let home = TestHome::new();
+    telegram_home::configure(&home, &llm, &bot, "", "TELEGRAM_ALLOWED_USERS=42\n");
+    home.ctl_async(&["status"]).await.ok();
+    let _stop = StopOnDrop(&home);
+    bot.wait_call("setMyCommands", WAIT).await;
+
+    let family = Chat::group(-100, "Family");
+    bot.push_text(&family, &ann(), "/sethome");
+    bot.wait_message_text(-100, |t| t.starts_with("✅ Home channel set"), WAIT)
+        .await;
+    bot.push_text(&dm(), &ann(), "check the plants every hour");
+    bot.wait_message_text(42, |t| t == "scheduled", WAIT).await;
+
+    let out = home
+        .ctl_async(&["--json", "cron", "run", "plants", "--wait"])
+        .await;
+    let run: Value = serde_json::from_str(&out.stdout())
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {} {}", out.stdout(), out.stderr()));
+    let delivery = run["delivery"].as_str().unwrap_or_default();
+    assert_eq!(
+        delivery, "delivered to telegram:42; delivered to telegram:-100",
+        "{run}"
+    );
+    for chat in [42, -100] {
+        let delivered: Vec<String> = bot
+            .messages(chat)
+            .into_iter()
+            .map(|m| m.text)
+            .filter(|t| t.contains("the plants are fine"))
+            .collect();
+        assert_eq!(delivered.len(), 1, "chat {chat}: {delivered:?}");
+        assert!(
+            delivered[0].starts_with("Cronjob Response: plants"),
+            "{delivered:?}"
+        );
+    }
+    // A failed run is delivered too, with its reason.
+    let out = home
+        .ctl_async(&["--json", "cron", "run", "plants", "--wait"])
+        .await;
+    let run: Value = serde_json::from_str(&out.stdout()).unwrap();
+    assert_eq!(run["status"], "failed", "{run}");
+    assert!(
+        run["delivery"]
+            .as_str()
+            .unwrap()
+            .starts_with("delivered to telegram:42"),
+        "{run}"
+    );
+    let failed: Vec<String> = bot
+        .messages(42)
+        .into_iter()
+        .map(|m| m.text)
+        .filter(|t| t.contains("⚠️ Cron 'plants' failed:"))
+        .collect();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+}

@@ -113,12 +113,24 @@ fn check_workdir(dir: &str) -> Result<String, JobError> {
     Ok(dir.to_string())
 }
 
-/// A delivery target: `local`, `origin`, `<platform>` or `<platform>:<chat>[:<thread>]`.
-pub fn check_deliver(target: &str, has_origin: bool) -> Result<String, JobError> {
-    let target = target.trim();
-    if target.is_empty() {
+/// Delivery targets, comma-separated (`origin,telegram`), each checked by [`check_target`].
+pub fn check_deliver(targets: &str, has_origin: bool) -> Result<String, JobError> {
+    if targets.trim().is_empty() {
         return Ok(if has_origin { "origin" } else { "local" }.into());
     }
+    let mut checked: Vec<String> = Vec::new();
+    for target in targets.split(',').filter(|t| !t.trim().is_empty()) {
+        let target = check_target(target)?;
+        if !checked.contains(&target) {
+            checked.push(target);
+        }
+    }
+    Ok(checked.join(","))
+}
+
+/// A delivery target: `local`, `origin`, `<platform>` or `<platform>:<chat>[:<thread>]`.
+fn check_target(target: &str) -> Result<String, JobError> {
+    let target = target.trim();
     if target == "local" || target == "origin" {
         return Ok(target.into());
     }

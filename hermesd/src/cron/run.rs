@@ -118,14 +118,23 @@ async fn execute_one(
             None
         }
     };
+    let messenger = state.runner.tool_services.messenger();
     let delivered = delivery::deliver(
-        &job.deliver,
-        job.origin.as_deref(),
+        messenger.as_ref(),
+        &state.runner.store,
+        delivery::Job {
+            id: &job.id,
+            name: &job.name,
+            deliver: &job.deliver,
+            origin: job.origin.as_deref(),
+        },
         delivery::Outcome {
             ok: attempt.status == "ok",
             answer: &attempt.answer,
+            error: error.as_deref(),
         },
-    );
+    )
+    .await;
     let closed = CronRunRow {
         status: attempt.status.to_string(),
         ended_at: Some(Utc::now().timestamp_millis()),

@@ -106,6 +106,11 @@ fn delivery_targets_are_normalised() {
     );
     assert_eq!(check_deliver("discord", false).unwrap(), "discord");
     assert!(check_deliver("telegram:", false).is_err());
+    assert_eq!(
+        check_deliver("origin, Telegram:-100:17,origin", true).unwrap(),
+        "origin,telegram:-100:17"
+    );
+    assert!(check_deliver("origin,nowhere", true).is_err());
 }
 
 #[test]
