@@ -351,3 +351,35 @@ async fn python_hermes_jobs_are_imported_once() {
     let paused = jobs.iter().find(|j| j["id"] == "b1").unwrap();
     assert_eq!(paused["state"], "paused");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_python_home_with_jobs_but_no_state_db_imports_its_jobs() {
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    let python = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(python.path().join("cron")).unwrap();
+    // Made by the real `hermes cron create` (hermes-agent 0.19.0) in a home with no sessions.
+    std::fs::copy(
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../hermesd/src/cron/fixtures/hermes-0.19-jobs.json"),
+        python.path().join("cron/jobs.json"),
+    )
+    .unwrap();
+    let from = python.path().to_str().unwrap();
+    let out = home
+        .ctl_async(&["--json", "import", "hermes", "--home", from])
+        .await;
+    assert_eq!(out.code(), Some(0), "{} {}", out.stdout(), out.stderr());
+    let imported = out.json();
+    assert_eq!(imported["sessions"], 0, "{imported}");
+    // The script and no_agent jobs wait until hermesd runs cron scripts (named in the log).
+    assert_eq!(imported["cron_jobs"], 1, "{imported}");
+    let jobs = home.ctl_async(&["--json", "cron", "list"]).await.json();
+    let names: Vec<&str> = jobs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["pinned"]);
+}

@@ -77,13 +77,23 @@ fn convert(job: &Value) -> Result<CronJobRow, String> {
     if id.is_empty() {
         return Err("the job has no id".into());
     }
-    let prompt = text(job, "prompt");
-    if prompt.is_empty()
-        && !job
-            .get("no_agent")
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
+    // A job whose script feeds or replaces the agent would run differently without it: it
+    // is not imported (and named) until hermesd runs scripts.
+    if job
+        .get("no_agent")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
     {
+        return Err("a no_agent (script-only) job: hermesd does not run cron scripts yet".into());
+    }
+    if !text(job, "script").is_empty() {
+        return Err(format!(
+            "its pre-run script {:?}: hermesd does not run cron scripts yet",
+            text(job, "script")
+        ));
+    }
+    let prompt = text(job, "prompt");
+    if prompt.is_empty() {
         return Err("the job has no prompt".into());
     }
     let schedule_value = job.get("schedule").ok_or("the job has no schedule")?;

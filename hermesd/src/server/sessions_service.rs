@@ -372,7 +372,17 @@ impl pb::sessions_server::Sessions for SessionsService {
         let home = Some(req.hermes_home.trim().to_string())
             .filter(|h| !h.is_empty())
             .map_or_else(|| self.state.home.dir.clone(), std::path::PathBuf::from);
-        let report = session_ops::import_hermes(&self.state, home.clone()).await?;
+        // A home that only ever ran cron (no sessions yet) has jobs but no state.db.
+        let jobs_only = req.include_cron
+            && home.is_dir()
+            && !home.join("state.db").exists()
+            && home.join("cron/jobs.json").is_file();
+        let report = if jobs_only {
+            tracing::info!(home = %home.display(), "no state.db to import; importing the cron jobs");
+            store::hermes_import::ImportReport::default()
+        } else {
+            session_ops::import_hermes(&self.state, home.clone()).await?
+        };
         let cron_jobs = if req.include_cron {
             let jobs = crate::cron::import::import_jobs(&self.state.cron, &home)
                 .await
