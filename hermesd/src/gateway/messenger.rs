@@ -8,7 +8,7 @@ use std::sync::{Arc, Weak};
 
 use async_trait::async_trait;
 
-use super::{Gateway, Link, LinkState, access, adapter::ChatRef, outbox, split};
+use super::{Gateway, Link, LinkState, adapter::ChatRef, outbox, split};
 use crate::store::{self, ChatPlace};
 use crate::tools::messenger::{
     AlsoStore, Destination, KnownChat, Messenger, PlatformTargets, Sent, not_configured,
@@ -16,6 +16,8 @@ use crate::tools::messenger::{
 
 /// Recent chats listed per platform.
 const LISTED_CHATS: usize = 20;
+/// Messages one send may become; a longer text is cut, and says so.
+pub const MAX_PIECES: usize = 16;
 
 /// The gateway, held weakly (it holds the runner that holds the tools).
 pub struct GatewayMessenger(pub Weak<Gateway>);
@@ -88,7 +90,12 @@ impl Messenger for GatewayMessenger {
             ));
         }
         let (chat, used_home) = resolve(&gateway, to).await?;
-        let pieces = split::split_markdown(text, link.adapter.capabilities().max_len);
+        let mut pieces = split::split_markdown(text, link.adapter.capabilities().max_len);
+        if pieces.len() > MAX_PIECES {
+            let left = pieces.len() - (MAX_PIECES - 1);
+            pieces.truncate(MAX_PIECES - 1);
+            pieces.push(format!("(cut: {left} more messages were not sent)"));
+        }
         let count = pieces.len();
         let rows = record(&gateway, &link, &chat, pieces, also)
             .await
@@ -192,6 +199,7 @@ async fn resolve(gateway: &Arc<Gateway>, to: &Destination) -> Result<(ChatRef, b
         .read(move |conn| store::chat_is_known(conn, &wanted, &id))
         .await
         .map_err(|e| format!("cannot look up {platform}:{chat_id}: {e}"))?;
+    // A user named in an allowlist (never through `*` or an allow-all switch).
     let access = gateway
         .runner
         .config()
@@ -199,11 +207,11 @@ async fn resolve(gateway: &Arc<Gateway>, to: &Destination) -> Result<(ChatRef, b
         .gateway
         .telegram_access
         .clone();
-    let allowed_user = matches!(
-        access::judge(&access, &chat_id, false),
-        access::Verdict::Allowed
-    ) && !access.allow_all
-        && !access.gateway_allow_all;
+    let allowed_user = access
+        .allowed
+        .iter()
+        .chain(&access.gateway_allowed)
+        .any(|user| *user == chat_id);
     if !(is_home || talked || allowed_user) {
         return Err(format!(
             "{platform}:{chat_id} is not a chat hermesd knows: messages go only to the home \
