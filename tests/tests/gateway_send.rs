@@ -179,3 +179,32 @@ async fn a_cron_job_made_in_a_chat_delivers_there_and_to_the_home_channel() {
         .collect();
     assert_eq!(failed.len(), 1, "{failed:?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_allowlist_of_everyone_does_not_make_every_chat_a_target() {
+    let llm = FakeLlm::start(vec![
+        Reply::tool_call(
+            "send_message",
+            r#"{"target": "telegram:999", "message": "leak"}"#,
+        ),
+        Reply::text("refused"),
+    ])
+    .await;
+    let bot = FakeTelegram::start().await;
+    let home = TestHome::new();
+    telegram_home::configure(&home, &llm, &bot, "", "TELEGRAM_ALLOWED_USERS=*\n");
+    home.ctl_async(&["status"]).await.ok();
+    let _stop = StopOnDrop(&home);
+    bot.wait_call("setMyCommands", WAIT).await;
+    bot.push_text(&dm(), &ann(), "message 999");
+    bot.wait_message_text(42, |t| t == "refused", WAIT).await;
+    assert!(bot.messages(999).is_empty());
+    let refused = &tool_results(&llm, 1)[0];
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not a chat hermesd knows"),
+        "{refused}"
+    );
+}
