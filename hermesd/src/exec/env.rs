@@ -113,7 +113,10 @@ pub async fn capture_login_env() -> LoginEnv {
             return daemon_env();
         }
     };
-    match run_capture(&shell).await {
+    let base: Vec<_> = std::env::vars_os()
+        .filter(|(k, _)| !is_stripped(k, &[]))
+        .collect();
+    match run_capture(&shell, base).await {
         Ok(vars) => LoginEnv::from_vars(vars, EnvOrigin::LoginShell(shell)),
         Err(reason) => {
             tracing::warn!(shell = %shell.display(), %reason, "login env capture failed; using daemon environment");
@@ -175,12 +178,17 @@ fn capture_script(shell: &Path) -> String {
     script
 }
 
-async fn run_capture(shell: &Path) -> Result<Vec<(OsString, OsString)>, String> {
+/// Runs `shell -lc` with exactly `base` as its environment and returns what
+/// it printed with `env -0` after its profile ran.
+pub(super) async fn run_capture(
+    shell: &Path,
+    base: Vec<(OsString, OsString)>,
+) -> Result<Vec<(OsString, OsString)>, String> {
     let mut cmd = Command::new(shell);
     cmd.arg("-lc")
         .arg(capture_script(shell))
         .env_clear()
-        .envs(std::env::vars_os().filter(|(k, _)| !is_stripped(k, &[])))
+        .envs(base)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
