@@ -3,7 +3,8 @@
 //! created from), `<platform>` (its home channel) or `<platform>:<chat>[:<thread>]`. Chat
 //! targets go through the gateway ([`Messenger`]); a target that cannot be reached (platform
 //! down or not configured, no home channel) is recorded with the reason, never as delivered.
-//! A successful run that answers exactly `[SILENT]` is not delivered; a failed one always is.
+//! A successful run that answers `[SILENT]` (`prompt::is_silent`) is not delivered; a failed
+//! one always is.
 
 use serde_json::Value;
 

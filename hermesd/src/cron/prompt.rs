@@ -75,9 +75,27 @@ pub fn build(job_name: &str, delivery: &str, skills: &[JobSkill], instruction: &
     out
 }
 
-/// Whether a reply asks for no delivery: exactly `[SILENT]`, give or take surrounding space.
+/// Whether a reply asks for no delivery, by Hermes 0.19's rule: the reply, or its first or
+/// last non-empty line, is a silence token (`[SILENT]`, `SILENT`, `NO_REPLY`, `NO REPLY`, any
+/// case, spaces collapsed), or the reply begins with `[SILENT]`. A token inside a sentence is
+/// not silence.
 pub fn is_silent(answer: &str) -> bool {
-    answer.trim() == SILENT
+    fn token(text: &str) -> bool {
+        let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let upper = collapsed.to_uppercase();
+        matches!(
+            upper.as_str(),
+            "[SILENT]" | "SILENT" | "NO_REPLY" | "NO REPLY"
+        )
+    }
+    let trimmed = answer.trim();
+    if trimmed.is_empty() {
+        return false;
+    }
+    let mut lines = trimmed.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or_default();
+    let last = lines.next_back().unwrap_or(first);
+    token(trimmed) || token(first) || token(last) || trimmed.to_uppercase().starts_with(SILENT)
 }
 
 #[cfg(test)]
@@ -109,9 +127,14 @@ mod tests {
     }
 
     #[test]
-    fn only_an_exact_silent_reply_is_silent() {
+    fn silence_follows_hermes_rules() {
         assert!(is_silent(" [SILENT]\n"));
-        assert!(!is_silent("[SILENT] but here is a report"));
-        assert!(!is_silent("[silent]"));
+        assert!(is_silent("[silent]"));
+        assert!(is_silent("NO_REPLY"));
+        assert!(is_silent("[SILENT] nothing new"));
+        assert!(is_silent("2 deals\n\n[SILENT]"));
+        assert!(!is_silent("I stayed [SILENT] ok"));
+        assert!(!is_silent("Silent retry ok"));
+        assert!(!is_silent(""));
     }
 }
