@@ -64,6 +64,7 @@ pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), Serv
     tokio::spawn(maintenance::merge_indexes(Arc::clone(&state.runner)));
     tokio::spawn(maintenance::age_tool_results(Arc::clone(&state.runner)));
     tokio::spawn(cron::scheduler::run(Arc::clone(&state.cron)));
+    tokio::spawn(cron::waiting::run(Arc::clone(&state.cron)));
     tokio::spawn(cron::retention::sweep(Arc::clone(&state.cron)));
     // Each platform connects in its own task: none delays READY or the others.
     let gateway = Arc::clone(&state.gateway);

@@ -208,3 +208,89 @@ async fn an_allowlist_of_everyone_does_not_make_every_chat_a_target() {
         "{refused}"
     );
 }
+
+/// Telegram is down when the run ends: the delivery waits, recorded as pending with the reason,
+/// and goes once the platform connects — once, and the run's record then says so.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_result_that_waited_for_telegram_is_delivered_once_it_connects() {
+    let llm = FakeLlm::start(vec![Reply::text("the report")]).await;
+    let first = FakeTelegram::start().await;
+    let home = TestHome::new();
+    let token = telegram_home::configure(&home, &llm, &first, "", "TELEGRAM_ALLOWED_USERS=42\n");
+    let port = first.addr().port();
+    drop(first); // nothing answers on the Bot API's port now
+    home.ctl_async(&["status"]).await.ok();
+    let _stop = StopOnDrop(&home);
+    let added = home
+        .ctl_async(&[
+            "--json",
+            "cron",
+            "add",
+            "--schedule",
+            "every 1h",
+            "--prompt",
+            "Report",
+            "--name",
+            "report",
+            "--deliver",
+            "telegram:42",
+        ])
+        .await
+        .json();
+    assert!(added["id"].is_string(), "{added}");
+    let out = home
+        .ctl_async(&["--json", "cron", "run", "report", "--wait"])
+        .await;
+    let run: Value = serde_json::from_str(&out.stdout())
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {} {}", out.stdout(), out.stderr()));
+    let delivery = run["delivery"].as_str().unwrap_or_default();
+    assert!(
+        delivery.starts_with("pending: telegram is not connected")
+            && delivery.ends_with("(for telegram:42)"),
+        "{run}"
+    );
+
+    let bot = FakeTelegram::start_on_port(port)
+        .await
+        .expect("the port is free again");
+    bot.add_token(&token);
+    bot.add_chat(&dm());
+    let delivered = bot
+        .wait_message_text(42, |t| t.contains("the report"), WAIT)
+        .await;
+    assert!(
+        delivered.text.starts_with("Cronjob Response: report"),
+        "{}",
+        delivered.text
+    );
+    let run_id = run["id"].as_str().unwrap().to_string();
+    let record = hermes_tests::wait::until("the run's record to say delivered", WAIT, || async {
+        let runs = home
+            .ctl_async(&["--json", "cron", "runs", "report"])
+            .await
+            .json();
+        let run = runs
+            .as_array()
+            .and_then(|r| r.iter().find(|r| r["id"] == run_id.as_str()).cloned())?;
+        run["delivery"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("delivered"))
+            .then_some(run)
+    })
+    .await;
+    assert_eq!(
+        record["delivery"], "delivered to telegram:42 once telegram connected",
+        "{record}"
+    );
+    let waiting: i64 = rusqlite::Connection::open(home.path().join("hermesd.db"))
+        .unwrap()
+        .query_row("SELECT count(*) FROM cron_pending", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(waiting, 0, "the delivery was taken with its message");
+    let copies = bot
+        .messages(42)
+        .into_iter()
+        .filter(|m| m.text.contains("the report"))
+        .count();
+    assert_eq!(copies, 1);
+}

@@ -1,5 +1,5 @@
-//! Cron's control: the settings in force, waking the scheduler after a change, and the permits
-//! that bound how many runs go at once.
+//! Cron's control: the settings in force, waking the scheduler after a change, waking the
+//! delivery of waiting results, and the permits that bound how many runs go at once.
 
 use std::sync::{Arc, RwLock};
 
@@ -12,6 +12,7 @@ use crate::config::settings::CronSection;
 pub struct Control {
     settings: RwLock<Arc<CronSection>>,
     wake: Notify,
+    waiting: Notify,
     /// Runs in progress at most (`cron.max_parallel_jobs`, read at start).
     pub permits: Arc<Semaphore>,
 }
@@ -22,6 +23,7 @@ impl Control {
         Self {
             settings: RwLock::new(Arc::new(settings)),
             wake: Notify::new(),
+            waiting: Notify::new(),
             permits,
         }
     }
@@ -47,6 +49,16 @@ impl Control {
     /// Jobs changed: the scheduler looks at the database again and re-arms its timer.
     pub fn changed(&self) {
         self.wake.notify_one();
+    }
+
+    /// A run left deliveries waiting for their platform: look whether it is connected.
+    pub fn deliveries_waiting(&self) {
+        self.waiting.notify_one();
+    }
+
+    /// Wait until a run left deliveries waiting.
+    pub async fn deliveries_added(&self) {
+        self.waiting.notified().await;
     }
 
     /// Wait until something changed or the timer fired.

@@ -50,16 +50,24 @@ pub async fn add(state: &Cron, spec: JobSpec) -> Result<CronJobRow, CronError> {
     let stored = state
         .runner
         .store
-        .write(
-            move |tx| match jobs::new_job(&spec, ids::hex12(), Utc::now(), &settings) {
+        .write(move |tx| {
+            match jobs::new_job(&pinned(tx, spec), ids::hex12(), Utc::now(), &settings) {
                 Ok(job) => store::insert_cron_job(tx, &job).map(Ok),
                 Err(e) => Ok(Err(e)),
-            },
-        )
+            }
+        })
         .await??;
     tracing::info!(job = %stored.id, schedule = %stored.schedule, "cron job added");
     state.control.changed();
     Ok(stored)
+}
+
+/// The spec with its origin's chat written in (see [`super::delivery::pin_origin`]).
+fn pinned(conn: &rusqlite::Connection, mut spec: JobSpec) -> JobSpec {
+    spec.origin = spec
+        .origin
+        .map(|origin| super::delivery::pin_origin(conn, &origin));
+    spec
 }
 
 /// The job `id` (or the newest one named so).

@@ -1,6 +1,7 @@
 //! Scheduled jobs: their schedules (`schedule/`), the settings, new jobs and edits (`jobs`), what
 //! a due job does (`plan`), the scheduler and its timer (`scheduler`), one run from lease to
-//! record (`run`, `prompt`, `output`, `delivery`), the operations clients and the `cronjob` tool
+//! record (`run`, `prompt`, `output`, `delivery`), results that wait for their platform
+//! (`waiting`), the operations clients and the `cronjob` tool
 //! use (`manage`), the daemon's handle (`control`), and Python Hermes' `cron/jobs.json`
 //! (`python_jobs`). The rows live in `store/cron`. Cron works through [`Cron`]: the turn runner
 //! and its own control, never the daemon's state; the `cronjob` tool reaches it through the
@@ -21,6 +22,7 @@ pub mod run;
 pub mod schedule;
 pub mod scheduler;
 mod tool;
+pub mod waiting;
 
 pub use control::Control;
 pub use jobs::{JobError, JobSpec};

@@ -127,6 +127,7 @@ async fn execute_one(
             name: &job.name,
             deliver: &job.deliver,
             origin: job.origin.as_deref(),
+            wrap: settings.wrap_response,
         },
         delivery::Outcome {
             ok: attempt.status == "ok",
@@ -141,7 +142,7 @@ async fn execute_one(
         error,
         output_path,
         session_id: Some(attempt.session_id.clone()).filter(|s| !s.is_empty()),
-        delivery: Some(delivered),
+        delivery: Some(delivered.said),
         ..run
     };
     tracing::info!(
@@ -150,6 +151,8 @@ async fn execute_one(
     );
     let record = closed.clone();
     let session = attempt.session_id;
+    let waiting = delivered.waiting;
+    let any_waiting = !waiting.is_empty();
     let stored = state
         .runner
         .store
@@ -157,9 +160,27 @@ async fn execute_one(
             if !session.is_empty() {
                 store::end_session(tx, &session, "cron_complete")?;
             }
-            store::finish_cron_job_run(tx, &record, counts, last)
+            let row = store::finish_cron_job_run(tx, &record, counts, last)?;
+            for wait in waiting {
+                store::add_pending_delivery(
+                    tx,
+                    &store::PendingDelivery {
+                        run_id: record.id.clone(),
+                        target: wait.target,
+                        platform: wait.platform,
+                        text: Some(wait.text),
+                        reason: wait.reason,
+                        created_at: record.ended_at.unwrap_or_default(),
+                    },
+                )?;
+            }
+            Ok(row)
         })
         .await;
+    if any_waiting {
+        // Its platform may have connected since the send was refused.
+        state.control.deliveries_waiting();
+    }
     match stored {
         Ok(Some(row)) => row,
         Ok(None) => closed,

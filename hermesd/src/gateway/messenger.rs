@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use super::{Gateway, Link, LinkState, adapter::ChatRef, outbox, split};
 use crate::store::{self, ChatPlace};
 use crate::tools::messenger::{
-    AlsoStore, Destination, KnownChat, Messenger, PlatformTargets, Sent, not_configured,
+    AlsoStore, Destination, KnownChat, Messenger, PlatformTargets, SendError, Sent, not_configured,
 };
 
 /// Recent chats listed per platform.
@@ -68,12 +68,14 @@ impl Messenger for GatewayMessenger {
         to: &Destination,
         text: &str,
         also: Option<AlsoStore>,
-    ) -> Result<Sent, String> {
-        let gateway = self.gateway()?;
+    ) -> Result<Sent, SendError> {
+        let gateway = self.gateway().map_err(SendError::Unavailable)?;
         let Some(link) = gateway.link(&to.platform) else {
             return Err(match to.platform.as_str() {
-                "telegram" => not_configured("telegram"),
-                other => format!("Unknown platform: {other} (hermesd connects to: telegram)"),
+                "telegram" => SendError::Unavailable(not_configured("telegram")),
+                other => SendError::Refused(format!(
+                    "Unknown platform: {other} (hermesd connects to: telegram)"
+                )),
             });
         };
         let status = link.status.get();
@@ -83,13 +85,13 @@ impl Messenger for GatewayMessenger {
             } else {
                 format!("; last error: {}", status.last_error)
             };
-            return Err(format!(
+            return Err(SendError::Unavailable(format!(
                 "{} is not connected ({}{why}); see `hermesctl gateway status`",
                 to.platform,
                 status.state.as_str()
-            ));
+            )));
         }
-        let (chat, used_home) = resolve(&gateway, to).await?;
+        let (chat, used_home) = resolve(&gateway, to).await.map_err(SendError::Refused)?;
         let mut pieces = split::split_markdown(text, link.adapter.capabilities().max_len);
         if pieces.len() > MAX_PIECES {
             let left = pieces.len() - (MAX_PIECES - 1);
@@ -99,17 +101,17 @@ impl Messenger for GatewayMessenger {
         let count = pieces.len();
         let rows = record(&gateway, &link, &chat, pieces, also)
             .await
-            .map_err(|e| format!("the message could not be recorded: {e}"))?;
+            .map_err(|e| SendError::Refused(format!("the message could not be recorded: {e}")))?;
         let mut message_id = String::new();
         for row in rows {
             match outbox::deliver(&gateway, &link, row).await {
                 Some(id) => message_id = id,
                 None => {
                     let error = link.status.get().last_error;
-                    return Err(format!(
+                    return Err(SendError::Refused(format!(
                         "the message to {}:{} was not delivered: {error}",
                         to.platform, chat.chat_id
-                    ));
+                    )));
                 }
             }
         }

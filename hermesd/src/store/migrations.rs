@@ -138,6 +138,8 @@ const MIGRATIONS: &[&str] = &[
     super::gateway::GATEWAY_MIGRATION,
     // 10: each chat route's chat, and the platforms' home channels.
     super::gateway_places::PLACES_MIGRATION,
+    // 11: cron deliveries waiting for their platform to connect.
+    super::cron::PENDING_MIGRATION,
 ];
 
 /// The schema version this build writes.

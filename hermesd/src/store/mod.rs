@@ -31,11 +31,13 @@ use rusqlite::{Connection, OpenFlags, Transaction};
 pub use branch::branch_conversation;
 pub use chain::{conversation_segments, start_compressed_segment};
 pub use cron::{
-    Advance, CronJobRow, CronRunRow, PrunedRun, advance_cron_job, cron_job, cron_jobs, cron_run,
-    cron_run_started, cron_runs, delete_cron_job, due_cron_jobs, finish_cron_job_run,
-    finish_cron_run, insert_cron_job, interrupt_leased_runs, lease_cron_run, link_cron_run_session,
-    mark_cron_job_running, next_cron_due, prune_cron_runs, record_cron_run, recover_cron_runs,
-    running_cron_run, update_cron_job,
+    Advance, CronJobRow, CronRunRow, PENDING_MAX_AGE_MS, PENDING_MAX_ROWS, PendingDelivery,
+    PrunedRun, RunForDelivery, add_pending_delivery, advance_cron_job, amend_cron_delivery,
+    cron_job, cron_jobs, cron_run, cron_run_started, cron_runs, delete_cron_job, due_cron_jobs,
+    expire_pending_deliveries, finish_cron_job_run, finish_cron_run, insert_cron_job,
+    interrupt_leased_runs, lease_cron_run, link_cron_run_session, mark_cron_job_running,
+    next_cron_due, pending_deliveries, pending_platforms, prune_cron_runs, record_cron_run,
+    recover_cron_runs, run_for_delivery, running_cron_run, take_pending_delivery, update_cron_job,
 };
 pub use error::StoreError;
 pub use events::{StoredEvent, events_after, put_event, reserve_seqs, seq_before_last_messages};

@@ -109,6 +109,31 @@ pub struct PlatformTargets {
     pub chats: Vec<KnownChat>,
 }
 
+/// Why a send did not go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SendError {
+    /// The platform is not configured or not connected now: the same send can work once it
+    /// connects (cron keeps such a delivery pending).
+    Unavailable(String),
+    /// Refused for good: an unknown chat or platform, no home channel, a send the platform
+    /// refused, a record that could not be written.
+    Refused(String),
+}
+
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Unavailable(why) | Self::Refused(why) => f.write_str(why),
+        }
+    }
+}
+
+impl From<SendError> for String {
+    fn from(e: SendError) -> Self {
+        e.to_string()
+    }
+}
+
 /// Work done in the transaction that records a message, so a record of the sending (a cron
 /// run's delivery) and the message itself are stored together or not at all.
 pub type AlsoStore = Box<dyn FnOnce(&Transaction<'_>) -> Result<(), StoreError> + Send>;
@@ -122,14 +147,14 @@ pub trait Messenger: Send + Sync {
     /// Every configured platform, its home channel and recent chats.
     async fn targets(&self) -> Vec<PlatformTargets>;
 
-    /// Send `text` to `to` now; `Err` says why it cannot go (an unknown or unconnected
-    /// platform, no home channel, a refused send). `also` is stored with the message.
+    /// Send `text` to `to` now; `Err` says why it cannot go. `also` is stored with the
+    /// message, in one transaction: when it fails, nothing is recorded or sent.
     async fn send(
         &self,
         to: &Destination,
         text: &str,
         also: Option<AlsoStore>,
-    ) -> Result<Sent, String>;
+    ) -> Result<Sent, SendError>;
 
     /// Changes each time a platform connects (cron delivers what waited for it).
     fn connections(&self) -> tokio::sync::watch::Receiver<u64>;
@@ -153,8 +178,8 @@ impl Messenger for NoPlatforms {
         to: &Destination,
         _text: &str,
         _also: Option<AlsoStore>,
-    ) -> Result<Sent, String> {
-        Err(not_configured(&to.platform))
+    ) -> Result<Sent, SendError> {
+        Err(SendError::Unavailable(not_configured(&to.platform)))
     }
 
     fn connections(&self) -> tokio::sync::watch::Receiver<u64> {

@@ -85,7 +85,7 @@ impl Tool for SendMessageTool {
                 let sent = messenger
                     .send(&to, message, None)
                     .await
-                    .map_err(ToolError::Failed)?;
+                    .map_err(|e| ToolError::Failed(e.into()))?;
                 let mut result = json!({
                     "success": true,
                     "platform": sent.platform,

@@ -37,6 +37,9 @@ pub struct CronSection {
     /// `cron.keep_days`: runs that ended longer ago than this go, whatever their number
     /// (default 30, at most 36,500; 0 keeps them for ever).
     pub keep_days: u32,
+    /// `cron.wrap_response`: a delivered result carries Hermes' "Cronjob Response" header and
+    /// how-to-stop footer (default on); off sends the result alone.
+    pub wrap_response: bool,
 }
 
 impl Default for CronSection {
@@ -50,6 +53,7 @@ impl Default for CronSection {
             approve_dangerous: false,
             keep_runs: 50,
             keep_days: 30,
+            wrap_response: true,
         }
     }
 }
@@ -101,6 +105,7 @@ impl CronSection {
             approve_dangerous: approvals.cron_mode == CronMode::Approve,
             keep_runs: count(r, "cron.keep_runs", d.keep_runs, 0, 1_000_000),
             keep_days: r.whole("cron.keep_days", d.keep_days.into(), 0, 36_500) as u32,
+            wrap_response: r.flag("cron.wrap_response", d.wrap_response),
         }
     }
 

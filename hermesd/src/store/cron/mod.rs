@@ -6,7 +6,14 @@ use rusqlite::{Connection, OptionalExtension, Row, Transaction, params};
 
 use super::{StoreError, now_ms};
 
+mod pending;
 mod progress;
+
+pub use pending::{
+    PENDING_MAX_AGE_MS, PENDING_MAX_ROWS, PENDING_MIGRATION, PendingDelivery, RunForDelivery,
+    add_pending_delivery, amend_cron_delivery, expire_pending_deliveries, pending_deliveries,
+    pending_platforms, run_for_delivery, take_pending_delivery,
+};
 
 pub use progress::{
     Advance, advance_cron_job, cron_run_started, finish_cron_job_run, link_cron_run_session,

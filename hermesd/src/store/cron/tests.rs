@@ -158,3 +158,107 @@ async fn a_slot_is_leased_once_and_a_crash_leaves_it_interrupted() {
             .is_empty()
     );
 }
+
+fn ended_run(id: &str, job_id: &str, slot: i64, delivery: &str) -> CronRunRow {
+    CronRunRow {
+        id: id.into(),
+        job_id: job_id.into(),
+        slot,
+        status: "ok".into(),
+        ended_at: Some(2_000),
+        delivery: Some(delivery.into()),
+        ..CronRunRow::default()
+    }
+}
+
+#[test]
+fn runs_recorded_pending_before_deliveries_waited_wait_after_the_upgrade() {
+    let conn = rusqlite::Connection::open_in_memory().unwrap();
+    crate::store::migrations::apply_up_to(&conn, 10).unwrap();
+    conn.execute_batch(
+        "INSERT INTO cron_jobs (id, name, prompt, schedule, schedule_json, created_at, updated_at)
+           VALUES ('j1', 'digest', 'p', 'every 1h', '{}', 0, 0);
+         INSERT INTO cron_runs (id, job_id, slot, status, ended_at, delivery) VALUES
+           ('r1', 'j1', 1, 'ok', 5, 'pending: no telegram adapter (for telegram:42)'),
+           ('r2', 'j1', 2, 'ok', 6, 'local: the output file is the result');",
+    )
+    .unwrap();
+    crate::store::migrations::apply(&conn).unwrap();
+    let waiting = pending_deliveries(&conn, "telegram", None, 10).unwrap();
+    assert_eq!(
+        waiting,
+        [PendingDelivery {
+            run_id: "r1".into(),
+            target: "telegram:42".into(),
+            platform: "telegram".into(),
+            text: None,
+            reason: "no telegram adapter".into(),
+            created_at: 5,
+        }]
+    );
+}
+
+#[tokio::test]
+async fn a_waiting_delivery_is_taken_once_and_gives_up_after_a_week() {
+    let (_dir, store) = open();
+    let now = 100 * PENDING_MAX_AGE_MS;
+    store
+        .write(move |tx| {
+            insert_cron_job(tx, &job("j1", None))?;
+            for (slot, run, at) in [(1, "r1", now), (2, "r2", now - PENDING_MAX_AGE_MS - 1)] {
+                record_cron_run(
+                    tx,
+                    &ended_run(
+                        run,
+                        "j1",
+                        slot,
+                        "pending: telegram is not connected (for telegram:42)",
+                    ),
+                )?;
+                add_pending_delivery(
+                    tx,
+                    &PendingDelivery {
+                        run_id: run.into(),
+                        target: "telegram:42".into(),
+                        platform: "telegram".into(),
+                        text: Some("hello".into()),
+                        reason: "telegram is not connected".into(),
+                        created_at: at,
+                    },
+                )?;
+            }
+            Ok(())
+        })
+        .await
+        .unwrap();
+    let gone = store
+        .write(move |tx| expire_pending_deliveries(tx, now))
+        .await
+        .unwrap();
+    assert_eq!(gone, 1);
+    store
+        .write(|tx| take_pending_delivery(tx, "r1", "telegram:42", "delivered to telegram:42"))
+        .await
+        .unwrap();
+    let again = store
+        .write(|tx| take_pending_delivery(tx, "r1", "telegram:42", "delivered to telegram:42"))
+        .await
+        .unwrap_err();
+    assert!(again.to_string().contains("not pending"), "{again}");
+    let (r1, r2, left) = store
+        .read(|c| {
+            Ok((
+                cron_run(c, "r1")?,
+                cron_run(c, "r2")?,
+                pending_platforms(c)?,
+            ))
+        })
+        .await
+        .unwrap();
+    assert_eq!(r1.delivery.as_deref(), Some("delivered to telegram:42"));
+    assert_eq!(
+        r2.delivery.as_deref(),
+        Some("not delivered: telegram did not connect within 7 days (for telegram:42)")
+    );
+    assert!(left.is_empty());
+}
