@@ -2,7 +2,9 @@
 //! could not be delivered because the platform was not configured or not connected. A row is
 //! taken in the transaction that records its message in the outbox, so it is delivered once;
 //! a row waits at most [`PENDING_MAX_AGE_MS`], and at most [`PENDING_MAX_ROWS`] wait in all.
-//! A row goes with its run (`ON DELETE CASCADE`).
+//! A row goes with its run (`ON DELETE CASCADE`). Rows carried over from older builds (no
+//! text) are not aged out: their platform never had a chance to connect, and the runs'
+//! retention (`cron.keep_days`) bounds them.
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
@@ -175,7 +177,7 @@ pub fn expire_pending_deliveries(tx: &Transaction<'_>, now: i64) -> Result<usize
     let mut stmt = tx
         .prepare_cached(
             "DELETE FROM cron_pending
-              WHERE created_at < ?1
+              WHERE (created_at < ?1 AND text IS NOT NULL)
                  OR (run_id, target) NOT IN (SELECT run_id, target FROM cron_pending
                                              ORDER BY created_at DESC LIMIT ?2)
              RETURNING run_id, target, platform",
