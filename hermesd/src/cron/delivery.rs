@@ -52,6 +52,8 @@ pub struct Waiting {
 
 /// Characters of a failure's reason in its message.
 const REASON_CHARS: usize = 180;
+/// Characters of a waiting delivery's message that are kept.
+const WAITING_MAX_CHARS: usize = 16 * 4096;
 /// Targets one job may deliver to.
 const MAX_TARGETS: usize = 16;
 
@@ -104,7 +106,8 @@ pub async fn deliver(
                 done.waiting.push(Waiting {
                     target: to.to_string(),
                     platform: to.platform.clone(),
-                    text: text.clone(),
+                    // What one send can carry (16 Telegram messages); the rest would be cut.
+                    text: text.chars().take(WAITING_MAX_CHARS).collect(),
                     reason: why,
                 });
             }

@@ -161,7 +161,8 @@ async fn execute_one(
                 store::end_session(tx, &session, "cron_complete")?;
             }
             let row = store::finish_cron_job_run(tx, &record, counts, last)?;
-            for wait in waiting {
+            // A run whose job was removed meanwhile is gone, and so is what it would wait for.
+            for wait in waiting.into_iter().filter(|_| row.is_some()) {
                 store::add_pending_delivery(
                     tx,
                     &store::PendingDelivery {
