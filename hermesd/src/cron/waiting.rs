@@ -112,13 +112,13 @@ enum Step {
 
 async fn deliver_one(state: &Cron, messenger: &dyn Messenger, row: PendingDelivery) -> Step {
     let Some(text) = text_of(state, &row).await else {
-        give_up(state, &row, "the run is no longer kept").await;
+        give_up(state, &row, "the run is no longer kept", None).await;
         return Step::Skipped;
     };
     let to = match Destination::parse(&row.target) {
         Ok(to) => to,
         Err(e) => {
-            give_up(state, &row, &e).await;
+            give_up(state, &row, &e, None).await;
             return Step::Skipped;
         }
     };
@@ -134,25 +134,9 @@ async fn deliver_one(state: &Cron, messenger: &dyn Messenger, row: PendingDelive
         }
         Err(SendError::Unavailable(_)) => Step::Unavailable,
         Err(SendError::Refused(why)) => {
-            // Refused before it was recorded (the row still waits) or by the platform after.
-            let (run_id, target) = (row.run_id.clone(), row.target.clone());
-            let failed = format!("not delivered: {why} (for {})", row.target);
-            let recorded = state
-                .runner
-                .store
-                .write(move |tx| {
-                    match store::take_pending_delivery(tx, &run_id, &target, &failed) {
-                        Ok(()) => Ok(()),
-                        Err(StoreError::Refused(_)) => {
-                            store::amend_cron_delivery(tx, &run_id, &said, &failed)
-                        }
-                        Err(e) => Err(e),
-                    }
-                })
-                .await;
-            if let Err(e) = recorded {
-                tracing::warn!(run = %row.run_id, error = %e, "cron: cannot record a refused delivery");
-            }
+            // Refused before it was recorded (the row still waits) or by the platform after
+            // (the row was taken with the clause `said`, which now says why it did not go).
+            give_up(state, &row, &why, Some(&said)).await;
             Step::Skipped
         }
     }
@@ -185,13 +169,24 @@ async fn text_of(state: &Cron, row: &PendingDelivery) -> Option<String> {
     Some(delivery::message(job, outcome))
 }
 
-async fn give_up(state: &Cron, row: &PendingDelivery, why: &str) {
+/// Stop waiting and record why; when the row was already taken with the clause `taken`, that
+/// clause is corrected instead.
+async fn give_up(state: &Cron, row: &PendingDelivery, why: &str, taken: Option<&str>) {
     let (run_id, target) = (row.run_id.clone(), row.target.clone());
-    let said = format!("not delivered: {why} (for {target})");
+    let failed = format!("not delivered: {why} (for {target})");
+    let taken = taken.map(str::to_string);
     let recorded = state
         .runner
         .store
-        .write(move |tx| store::take_pending_delivery(tx, &run_id, &target, &said))
+        .write(
+            move |tx| match store::take_pending_delivery(tx, &run_id, &target, &failed) {
+                Err(StoreError::Refused(_)) if taken.is_some() => {
+                    let taken = taken.unwrap_or_default();
+                    store::amend_cron_delivery(tx, &run_id, &taken, &failed)
+                }
+                other => other,
+            },
+        )
         .await;
     if let Err(e) = recorded {
         tracing::warn!(run = %row.run_id, error = %e, "cron: cannot record a delivery given up");

@@ -151,24 +151,7 @@ pub fn take_pending_delivery(
             "the delivery of run {run_id} to {target} is not pending"
         )));
     }
-    let delivery: Option<Option<String>> = tx
-        .query_row(
-            "SELECT delivery FROM cron_runs WHERE id = ?1",
-            params![run_id],
-            |row| row.get(0),
-        )
-        .optional()
-        .map_err(StoreError::sql("read a cron run's delivery"))?;
-    let Some(delivery) = delivery else {
-        return Ok(());
-    };
-    let rewritten = rewrite_clause(delivery.as_deref().unwrap_or_default(), target, said);
-    tx.execute(
-        "UPDATE cron_runs SET delivery = ?2 WHERE id = ?1",
-        params![run_id, rewritten],
-    )
-    .map_err(StoreError::sql("record a cron run's delivery"))?;
-    Ok(())
+    edit_run_delivery(tx, run_id, |record| rewrite_clause(record, target, said))
 }
 
 /// Give up the deliveries that waited too long (or beyond the row bound), saying so in their
@@ -193,24 +176,9 @@ pub fn expire_pending_deliveries(tx: &Transaction<'_>, now: i64) -> Result<usize
         .map_err(StoreError::sql("expire pending cron deliveries"))?;
     drop(stmt);
     for (run_id, target, platform) in &gone {
-        let delivery: Option<Option<String>> = tx
-            .query_row(
-                "SELECT delivery FROM cron_runs WHERE id = ?1",
-                params![run_id],
-                |row| row.get(0),
-            )
-            .optional()
-            .map_err(StoreError::sql("read a cron run's delivery"))?;
-        if let Some(delivery) = delivery {
-            let said =
-                format!("not delivered: {platform} did not connect within 7 days (for {target})");
-            let rewritten = rewrite_clause(delivery.as_deref().unwrap_or_default(), target, &said);
-            tx.execute(
-                "UPDATE cron_runs SET delivery = ?2 WHERE id = ?1",
-                params![run_id, rewritten],
-            )
-            .map_err(StoreError::sql("record a cron run's delivery"))?;
-        }
+        let said =
+            format!("not delivered: {platform} did not connect within 7 days (for {target})");
+        edit_run_delivery(tx, run_id, |record| rewrite_clause(record, target, &said))?;
     }
     Ok(gone.len())
 }
@@ -223,6 +191,15 @@ pub fn amend_cron_delivery(
     from: &str,
     to: &str,
 ) -> Result<(), StoreError> {
+    edit_run_delivery(tx, run_id, |record| record.replacen(from, to, 1))
+}
+
+/// Rewrite a run's delivery record with `edit` (nothing when the run is gone).
+fn edit_run_delivery(
+    tx: &Transaction<'_>,
+    run_id: &str,
+    edit: impl FnOnce(&str) -> String,
+) -> Result<(), StoreError> {
     let delivery: Option<Option<String>> = tx
         .query_row(
             "SELECT delivery FROM cron_runs WHERE id = ?1",
@@ -231,12 +208,12 @@ pub fn amend_cron_delivery(
         )
         .optional()
         .map_err(StoreError::sql("read a cron run's delivery"))?;
-    let Some(Some(delivery)) = delivery else {
+    let Some(delivery) = delivery else {
         return Ok(());
     };
     tx.execute(
         "UPDATE cron_runs SET delivery = ?2 WHERE id = ?1",
-        params![run_id, delivery.replacen(from, to, 1)],
+        params![run_id, edit(delivery.as_deref().unwrap_or_default())],
     )
     .map_err(StoreError::sql("record a cron run's delivery"))?;
     Ok(())
