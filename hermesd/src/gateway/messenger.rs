@@ -178,8 +178,7 @@ async fn resolve(gateway: &Arc<Gateway>, to: &Destination) -> Result<(ChatRef, b
             return Err(format!(
                 "No home channel set for {platform} to determine where to send the message. \
                  Either specify a chat directly with '{platform}:CHAT_ID', or set a home \
-                 channel: send /sethome in the chat, run `hermesctl gateway home {platform} \
-                 CHAT_ID`, or set {variable} in ~/.hermes/.env"
+                 channel: send /sethome in the chat, or set {variable} in ~/.hermes/.env"
             ));
         };
         let chat = ChatRef {
