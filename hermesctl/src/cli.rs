@@ -288,6 +288,18 @@ pub enum MemoryTargetArg {
 pub enum GatewayCommand {
     /// Each platform: state, connected since, last message in and out, reconnects, last error.
     Status,
+    /// Show each platform's home channel, or make CHAT the home of PLATFORM (as /sethome does
+    /// in that chat): where cron results and `send_message` to a bare platform go.
+    Home {
+        /// e.g. telegram.
+        platform: Option<String>,
+        /// The chat id (a group's is negative), optionally with a topic: `-1001234567890:17`.
+        #[arg(allow_hyphen_values = true, requires = "platform")]
+        chat: Option<String>,
+        /// A name for it in lists and the prompt (default: the chat id).
+        #[arg(long)]
+        name: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -108,6 +108,68 @@ async fn the_agent_sends_to_the_home_channel_and_known_chats_only() {
     assert!(listed.contains("telegram:42"), "{listed}");
 }
 
+/// `hermesctl gateway home` lists the homes and sets one (as `/sethome` does in the chat), a
+/// malformed chat id is refused with the fix, and `send_message` to the bare platform then goes
+/// to the chat and topic it named.
+#[tokio::test(flavor = "multi_thread")]
+async fn hermesctl_sets_the_home_channel() {
+    let llm = FakeLlm::start(vec![
+        Reply::tool_call(
+            "send_message",
+            r#"{"target": "telegram", "message": "to the family"}"#,
+        ),
+        Reply::text("sent"),
+    ])
+    .await;
+    let bot = FakeTelegram::start().await;
+    let home = TestHome::new();
+    telegram_home::configure(&home, &llm, &bot, "", "TELEGRAM_ALLOWED_USERS=42\n");
+    home.ctl_async(&["status"]).await.ok();
+    let _stop = StopOnDrop(&home);
+    bot.wait_call("setMyCommands", WAIT).await;
+    let family = Chat::forum(-1001, "Family");
+    bot.add_chat(&family);
+
+    let out = home.ctl_async(&["--json", "gateway", "home"]).await;
+    let homes: Value = serde_json::from_str(&out.stdout()).unwrap();
+    assert_eq!(homes[0]["platform"], "telegram", "{homes}");
+    assert_eq!(homes[0]["chat_id"], Value::Null, "{homes}");
+
+    let out = home
+        .ctl_async(&["gateway", "home", "telegram", "family chat"])
+        .await;
+    assert_ne!(out.code(), Some(0));
+    assert!(
+        out.stderr().contains("is not a Telegram chat id"),
+        "{}",
+        out.stderr()
+    );
+
+    let out = home
+        .ctl_async(&[
+            "--json", "gateway", "home", "telegram", "-1001:7", "--name", "Family",
+        ])
+        .await;
+    let set: Value = serde_json::from_str(&out.stdout())
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {} {}", out.stdout(), out.stderr()));
+    assert_eq!(set["chat_id"], "-1001", "{set}");
+    assert_eq!(set["thread_id"], "7", "{set}");
+    assert_eq!(set["source"], "set", "{set}");
+    let out = home.ctl_async(&["gateway", "home"]).await;
+    assert!(
+        out.stdout().contains("-1001 topic 7 (Family, set)"),
+        "{}",
+        out.stdout()
+    );
+
+    bot.push_text(&dm(), &ann(), "tell the family");
+    bot.wait_message_text(42, |t| t == "sent", WAIT).await;
+    let sent = bot.messages(-1001);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0].text, "to the family");
+    assert_eq!(sent[0].thread_id, Some(7));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_cron_job_made_in_a_chat_delivers_there_and_to_the_home_channel() {
     let llm = FakeLlm::start(vec![

@@ -1,5 +1,5 @@
-//! `hermesctl gateway status` and `hermesctl pairing list|approve|revoke`: the chat platforms'
-//! connections, and who may talk to the agent through them.
+//! `hermesctl gateway status|home` and `hermesctl pairing list|approve|revoke`: the chat
+//! platforms' connections, their home channels, and who may talk to the agent through them.
 
 use hermes_proto::pb;
 use serde_json::{Value, json};
@@ -23,8 +23,111 @@ fn state_name(state: i32) -> &'static str {
     }
 }
 
-pub async fn status(ctx: &Context, command: GatewayCommand) -> Result<(), CliError> {
-    let GatewayCommand::Status = command;
+pub async fn run(ctx: &Context, command: GatewayCommand) -> Result<(), CliError> {
+    match command {
+        GatewayCommand::Status => status(ctx).await,
+        GatewayCommand::Home {
+            platform,
+            chat,
+            name,
+        } => home(ctx, platform, chat, name).await,
+    }
+}
+
+fn home_json(h: &pb::HomeChannel) -> Value {
+    json!({
+        "platform": h.platform,
+        "chat_id": (!h.chat_id.is_empty()).then_some(&h.chat_id),
+        "thread_id": (!h.thread_id.is_empty()).then_some(&h.thread_id),
+        "name": (!h.name.is_empty()).then_some(&h.name),
+        "source": (!h.source.is_empty()).then_some(&h.source),
+    })
+}
+
+fn home_line(h: &pb::HomeChannel) -> String {
+    if h.chat_id.is_empty() {
+        let variable = format!("{}_HOME_CHANNEL", h.platform.to_ascii_uppercase());
+        return format!(
+            "{:<10} no home channel (send /sethome in a chat, or set {variable})",
+            h.platform
+        );
+    }
+    let topic = if h.thread_id.is_empty() {
+        String::new()
+    } else {
+        format!(" topic {}", h.thread_id)
+    };
+    let from = if h.source == "env" {
+        "from the environment"
+    } else {
+        "set"
+    };
+    format!(
+        "{:<10} {}{topic} ({}, {from})",
+        h.platform, h.chat_id, h.name
+    )
+}
+
+async fn home(
+    ctx: &Context,
+    platform: Option<String>,
+    chat: Option<String>,
+    name: Option<String>,
+) -> Result<(), CliError> {
+    let daemon = connection::connect(ctx).await?;
+    let mut gateway = daemon.gateway();
+    let Some(chat) = chat else {
+        let mut homes = gateway
+            .list_homes(pb::ListHomesRequest {})
+            .await?
+            .into_inner()
+            .homes;
+        if let Some(platform) = &platform {
+            homes.retain(|h| h.platform.eq_ignore_ascii_case(platform));
+            if homes.is_empty() {
+                return Err(CliError::new(format!("{platform} is not configured")));
+            }
+        }
+        if ctx.json {
+            output::json(&Value::Array(homes.iter().map(home_json).collect()));
+        } else if homes.is_empty() {
+            output::line(
+                "no chat platform is configured (set TELEGRAM_BOT_TOKEN in ~/.hermes/.env)",
+            );
+        } else {
+            homes.iter().for_each(|h| output::line(home_line(h)));
+        }
+        return Ok(());
+    };
+    let (chat_id, thread_id) = chat.split_once(':').unwrap_or((chat.as_str(), ""));
+    let home = gateway
+        .set_home(pb::SetHomeRequest {
+            platform: platform.unwrap_or_default(),
+            chat_id: chat_id.to_string(),
+            thread_id: thread_id.to_string(),
+            name: name.unwrap_or_default(),
+        })
+        .await?
+        .into_inner()
+        .home
+        .unwrap_or_default();
+    if ctx.json {
+        output::json(&home_json(&home));
+    } else {
+        let topic = if home.thread_id.is_empty() {
+            String::new()
+        } else {
+            format!(" topic {}", home.thread_id)
+        };
+        output::line(format!(
+            "{}'s home channel is now {}{topic} ({}): cron results and messages to {} go there",
+            home.platform, home.chat_id, home.name, home.platform
+        ));
+    }
+    Ok(())
+}
+
+async fn status(ctx: &Context) -> Result<(), CliError> {
     let daemon = connection::connect(ctx).await?;
     let platforms = daemon
         .gateway()

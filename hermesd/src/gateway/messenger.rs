@@ -142,9 +142,28 @@ fn known(place: &ChatPlace) -> KnownChat {
     }
 }
 
+/// Where a platform's home channel comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HomeSource {
+    /// `/sethome` in a chat, or `hermesctl gateway home`.
+    Set,
+    /// The platform's `*_HOME_CHANNEL` variable.
+    Env,
+}
+
 /// The platform's home channel: the one set in a chat or with hermesctl, else the
 /// `*_HOME_CHANNEL` variable.
 pub async fn home(gateway: &Gateway, platform: &str) -> Option<ChatPlace> {
+    home_with_source(gateway, platform)
+        .await
+        .map(|(place, _)| place)
+}
+
+/// [`home`], saying where it came from.
+pub async fn home_with_source(
+    gateway: &Gateway,
+    platform: &str,
+) -> Option<(ChatPlace, HomeSource)> {
     let wanted = platform.to_string();
     let stored = gateway
         .runner
@@ -153,18 +172,21 @@ pub async fn home(gateway: &Gateway, platform: &str) -> Option<ChatPlace> {
         .await
         .ok()
         .flatten();
-    if stored.is_some() {
-        return stored;
+    if let Some(stored) = stored {
+        return Some((stored, HomeSource::Set));
     }
     let config = gateway.runner.config();
     let telegram = config.settings.gateway.telegram.as_ref()?;
     let (chat_id, thread_id, name) = telegram.home_channel.clone()?;
-    (platform == "telegram").then(|| ChatPlace {
-        platform: platform.to_string(),
-        chat_id,
-        thread_id,
-        kind: String::new(),
-        name,
+    (platform == "telegram").then(|| {
+        let place = ChatPlace {
+            platform: platform.to_string(),
+            chat_id,
+            thread_id,
+            kind: String::new(),
+            name,
+        };
+        (place, HomeSource::Env)
     })
 }
 
@@ -178,7 +200,8 @@ async fn resolve(gateway: &Arc<Gateway>, to: &Destination) -> Result<(ChatRef, b
             return Err(format!(
                 "No home channel set for {platform} to determine where to send the message. \
                  Either specify a chat directly with '{platform}:CHAT_ID', or set a home \
-                 channel: send /sethome in the chat, or set {variable} in ~/.hermes/.env"
+                 channel: send /sethome in the chat, run `hermesctl gateway home {platform} \
+                 CHAT_ID`, or set {variable} in ~/.hermes/.env"
             ));
         };
         let chat = ChatRef {

@@ -31,7 +31,7 @@ use std::{path::PathBuf, sync::Arc};
 
 pub use adapter::{Adapter, PlatformError};
 pub use commands::{Offered, list as commands_offered};
-pub use messenger::GatewayMessenger;
+pub use messenger::{GatewayMessenger, HomeSource, home_with_source};
 pub use status::{LinkState, PlatformStatus, StatusCell};
 use tokio_util::sync::CancellationToken;
 

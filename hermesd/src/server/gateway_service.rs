@@ -9,7 +9,7 @@ use tonic::{Request, Response, Status};
 use super::convert::{self, timestamp};
 use crate::{
     DaemonState,
-    gateway::{self, LinkState, pairing},
+    gateway::{self, HomeSource, LinkState, pairing},
     store::{self, PairingRow},
 };
 
@@ -52,6 +52,55 @@ fn platform_name(name: &str) -> Result<String, Status> {
         other => Err(Status::invalid_argument(format!(
             "unknown platform {other:?}; hermesd's gateway has: telegram"
         ))),
+    }
+}
+
+/// A Telegram chat id as the Bot API takes it: a number (negative for groups) or a channel's
+/// `@username`; a thread is a number.
+fn checked_chat(chat_id: &str, thread_id: &str) -> Result<(String, String), Status> {
+    let (chat_id, thread_id) = (chat_id.trim(), thread_id.trim());
+    let numeric = |s: &str| {
+        let digits = s.strip_prefix('-').unwrap_or(s);
+        !digits.is_empty() && digits.len() <= 20 && digits.bytes().all(|b| b.is_ascii_digit())
+    };
+    let username = |s: &str| {
+        s.strip_prefix('@').is_some_and(|name| {
+            (5..=32).contains(&name.len())
+                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
+    };
+    if !(numeric(chat_id) || username(chat_id)) {
+        return Err(Status::invalid_argument(format!(
+            "{chat_id:?} is not a Telegram chat id: give its number (e.g. 123456789, or \
+             -1001234567890 for a group) or a channel's @username"
+        )));
+    }
+    let topic = |s: &str| !s.starts_with('-') && numeric(s);
+    if !thread_id.is_empty() && !topic(thread_id) {
+        return Err(Status::invalid_argument(format!(
+            "{thread_id:?} is not a Telegram topic id: it is a positive number"
+        )));
+    }
+    Ok((chat_id.to_string(), thread_id.to_string()))
+}
+
+fn home_of(platform: &str, home: Option<(store::ChatPlace, HomeSource)>) -> pb::HomeChannel {
+    let Some((place, source)) = home else {
+        return pb::HomeChannel {
+            platform: platform.to_string(),
+            ..Default::default()
+        };
+    };
+    pb::HomeChannel {
+        platform: place.platform,
+        chat_id: place.chat_id,
+        thread_id: place.thread_id,
+        name: place.name,
+        source: match source {
+            HomeSource::Set => "set",
+            HomeSource::Env => "env",
+        }
+        .into(),
     }
 }
 
@@ -167,5 +216,51 @@ impl pb::gateway_server::Gateway for GatewayService {
             })
             .collect();
         Ok(Response::new(pb::ListCommandsResponse { commands }))
+    }
+
+    async fn list_homes(
+        &self,
+        _request: Request<pb::ListHomesRequest>,
+    ) -> Result<Response<pb::ListHomesResponse>, Status> {
+        let mut homes = Vec::new();
+        for status in self.state.gateway.status() {
+            let home = gateway::home_with_source(&self.state.gateway, &status.platform);
+            homes.push(home_of(&status.platform, home.await));
+        }
+        Ok(Response::new(pb::ListHomesResponse { homes }))
+    }
+
+    async fn set_home(
+        &self,
+        request: Request<pb::SetHomeRequest>,
+    ) -> Result<Response<pb::SetHomeResponse>, Status> {
+        let request = request.into_inner();
+        let platform = platform_name(&request.platform)?;
+        let (chat_id, thread_id) = checked_chat(&request.chat_id, &request.thread_id)?;
+        let name = request.name.trim().chars().take(128).collect::<String>();
+        let place = store::ChatPlace {
+            platform,
+            name: if name.is_empty() {
+                chat_id.clone()
+            } else {
+                name
+            },
+            chat_id,
+            thread_id,
+            kind: String::new(),
+        };
+        let stored = place.clone();
+        self.state
+            .store
+            .write(move |tx| store::set_home(tx, &stored))
+            .await
+            .map_err(convert::status)?;
+        tracing::info!(platform = %place.platform, chat = %place.chat_id, "home channel set");
+        Ok(Response::new(pb::SetHomeResponse {
+            home: Some(home_of(
+                &place.platform,
+                Some((place.clone(), HomeSource::Set)),
+            )),
+        }))
     }
 }

@@ -1,7 +1,7 @@
 //! Where the gateway's conversations live and where a platform's messages go by default: each
 //! chat route also records its chat (platform, chat, thread, kind), so a conversation's chat is
 //! known for as long as its route — `origin` delivery and the prompt's session context read it —
-//! and each platform may have a home channel (`/sethome`).
+//! and each platform may have a home channel (`/sethome`, `hermesctl gateway home`).
 
 use rusqlite::{Connection, OptionalExtension, Transaction, params};
 
@@ -138,7 +138,7 @@ pub fn set_home(tx: &Transaction<'_>, place: &ChatPlace) -> Result<(), StoreErro
     Ok(())
 }
 
-/// The home channel set for `platform` (by `/sethome`).
+/// The home channel set for `platform` (by `/sethome` or `hermesctl gateway home`).
 pub fn home(conn: &Connection, platform: &str) -> Result<Option<ChatPlace>, StoreError> {
     conn.query_row(
         "SELECT platform, chat_id, thread_id, name FROM gateway_homes WHERE platform = ?1",
