@@ -81,8 +81,8 @@ pub enum Command {
     Skills(SkillsCommand),
     /// Scheduled jobs: a prompt the agent runs on a schedule, and the record of its runs.
     #[command(subcommand)]
-    Cron(CronCommand),
-    /// Chat platforms (Telegram): how each connection is doing.
+    Cron(Box<CronCommand>),
+    /// Chat platforms (Telegram): how each connection is doing, and their home channels.
     #[command(subcommand)]
     Gateway(GatewayCommand),
     /// Who may talk to the agent from a chat platform: pending codes and approved users.
@@ -409,6 +409,22 @@ pub struct CronJobArgs {
     /// Working directory of the run (made absolute here).
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
+    /// A script in ~/.hermes/scripts/ (relative to it) run before each run: its output feeds
+    /// the prompt; empty output or a last line {"wakeAgent": false} skips the run. `""` clears it.
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<String>,
+    /// No model call: the script's output is the message (empty output sends nothing).
+    #[arg(long, conflicts_with = "agent")]
+    pub no_agent: bool,
+    /// Run the agent again after the script (undoes --no-agent).
+    #[arg(long)]
+    pub agent: bool,
+    /// The job's own provider (e.g. custom, with --base-url).
+    #[arg(long)]
+    pub provider: Option<String>,
+    /// The job's own OpenAI-compatible server.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -419,8 +435,8 @@ pub enum CronCommand {
         #[arg(long)]
         schedule: String,
         /// What the agent is asked to do; `-` reads it from standard input.
-        #[arg(long)]
-        prompt: String,
+        #[arg(long, required_unless_present = "no_agent")]
+        prompt: Option<String>,
         #[command(flatten)]
         job: CronJobArgs,
     },
@@ -515,15 +531,18 @@ mod tests {
             "--no-toolsets",
         ])
         .unwrap();
-        let Command::Cron(CronCommand::Edit {
+        let Command::Cron(command) = cli.command else {
+            panic!("not cron: {:?}", cli.command);
+        };
+        let CronCommand::Edit {
             id,
             job,
             no_toolsets,
             no_skills,
             ..
-        }) = cli.command
+        } = *command
         else {
-            panic!("not cron edit: {:?}", cli.command);
+            panic!("not cron edit");
         };
         assert_eq!(id, "job1");
         assert_eq!(job.skills, ["a", "b", "c"]);

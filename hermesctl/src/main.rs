@@ -77,7 +77,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Gateway(command) => commands::gateway::run(&ctx, command).await,
         Command::Pairing(command) => commands::gateway::pairing(&ctx, command).await,
         Command::Skills(command) => commands::skills::run(&ctx, command).await,
-        Command::Cron(command) => commands::cron::run(&ctx, command).await,
+        Command::Cron(command) => commands::cron::run(&ctx, *command).await,
         Command::Completions { .. } | Command::Man { .. } => Ok(()),
     }
 }

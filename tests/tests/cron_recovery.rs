@@ -372,14 +372,34 @@ async fn a_python_home_with_jobs_but_no_state_db_imports_its_jobs() {
     assert_eq!(out.code(), Some(0), "{} {}", out.stdout(), out.stderr());
     let imported = out.json();
     assert_eq!(imported["sessions"], 0, "{imported}");
-    // The script and no_agent jobs wait until hermesd runs cron scripts (named in the log).
-    assert_eq!(imported["cron_jobs"], 1, "{imported}");
+    assert_eq!(imported["cron_jobs"], 3, "{imported}");
     let jobs = home.ctl_async(&["--json", "cron", "list"]).await.json();
-    let names: Vec<&str> = jobs
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|j| j["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["pinned"]);
+    let job = |name: &str| {
+        jobs.as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {jobs}"))
+            .clone()
+    };
+    let collector = job("collector");
+    assert_eq!(
+        (&collector["script"], &collector["no_agent"]),
+        (&Value::from("collect.py"), &Value::from(false))
+    );
+    let watchdog = job("watchdog");
+    assert_eq!(
+        (&watchdog["script"], &watchdog["no_agent"]),
+        (&Value::from("check.sh"), &Value::from(true))
+    );
+    assert_eq!(watchdog["deliver"], "origin,telegram:-1001234567890:17");
+    let pinned = job("pinned");
+    assert_eq!(
+        (&pinned["provider"], &pinned["base_url"], &pinned["model"]),
+        (
+            &Value::from("custom"),
+            &Value::from("http://localhost:11434/v1"),
+            &Value::from("llama3")
+        )
+    );
 }

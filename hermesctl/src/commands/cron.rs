@@ -25,7 +25,10 @@ pub async fn run(ctx: &Context, command: CronCommand) -> Result<(), CliError> {
         } => {
             let mut job = pb::CronJob {
                 schedule,
-                prompt: request::prompt_text(prompt)?,
+                prompt: prompt
+                    .map(request::prompt_text)
+                    .transpose()?
+                    .unwrap_or_default(),
                 ..Default::default()
             };
             request::apply(&mut job, args)?;

@@ -12,7 +12,8 @@ use crate::{
 
 /// The flags of `cron edit`, as the list in the "nothing to change" error.
 const EDIT_FLAGS: &str = "--schedule, --prompt, --name, --skill, --no-skills, --deliver, \
-    --model, --tz, --repeat, --missed, --toolset, --no-toolsets, --workdir";
+    --model, --tz, --repeat, --missed, --toolset, --no-toolsets, --workdir, --script, --no-agent, \
+    --agent, --provider, --base-url";
 
 /// The prompt as given, or standard input for `-`.
 pub fn prompt_text(prompt: String) -> Result<String, CliError> {
@@ -89,6 +90,22 @@ pub fn apply(job: &mut pb::CronJob, args: CronJobArgs) -> Result<Vec<&'static st
     if let Some(missed) = args.missed_policy {
         job.missed_policy = missed_policy(missed) as i32;
         fields.push("missed_policy");
+    }
+    if let Some(script) = args.script {
+        job.script = script;
+        fields.push("script");
+    }
+    if args.no_agent || args.agent {
+        job.no_agent = args.no_agent;
+        fields.push("no_agent");
+    }
+    if let Some(provider) = args.provider {
+        job.provider = provider;
+        fields.push("provider");
+    }
+    if let Some(base_url) = args.base_url {
+        job.base_url = base_url;
+        fields.push("base_url");
     }
     Ok(fields)
 }
@@ -184,6 +201,7 @@ mod tests {
                 missed_policy: Some(MissedPolicyArg::All),
                 toolsets: vec!["web".into(), "terminal".into()],
                 workdir: Some("/srv/reports".into()),
+                ..Default::default()
             },
             ..Default::default()
         };

@@ -43,6 +43,10 @@ pub fn job_json(job: &pb::CronJob) -> Value {
         "paused_reason": job.paused_reason,
         "missed_policy": missed_word(job.missed_policy),
         "created_at": output::timestamp(job.created_at.as_ref()),
+        "script": (!job.script.is_empty()).then_some(&job.script),
+        "no_agent": job.no_agent,
+        "provider": (!job.provider.is_empty()).then_some(&job.provider),
+        "base_url": (!job.base_url.is_empty()).then_some(&job.base_url),
     })
 }
 
@@ -175,6 +179,18 @@ pub fn print_job(job: &pb::CronJob, now: i64) {
     }
     field("deliver", default_if_empty(&job.deliver));
     field("model", default_if_empty(&job.model));
+    if !job.provider.is_empty() || !job.base_url.is_empty() {
+        field("provider", default_if_empty(&job.provider));
+        field("server", default_if_empty(&job.base_url));
+    }
+    if !job.script.is_empty() {
+        let mode = if job.no_agent {
+            " (no agent: its output is the message)"
+        } else {
+            " (its output feeds the prompt)"
+        };
+        field("script", &format!("{}{mode}", job.script));
+    }
     field("skills", &list_or(&job.skills, "none"));
     field("toolsets", &list_or(&job.enabled_toolsets, "(default)"));
     field("workdir", default_if_empty(&job.workdir));

@@ -54,6 +54,13 @@ pub struct JobSpec {
     pub missed_policy: String,
     /// Where it was created from (JSON), for `origin` delivery.
     pub origin: Option<String>,
+    /// A pre-run script under `$HERMES_HOME/scripts/`, relative to it.
+    pub script: String,
+    /// The script's output is the result: no model call.
+    pub no_agent: bool,
+    /// The job's own provider and server (Hermes' per-job pins).
+    pub provider: String,
+    pub base_url: String,
 }
 
 /// Why a job was refused: one line for the user, with an example where one helps.
@@ -155,6 +162,41 @@ fn check_target(target: &str) -> Result<String, JobError> {
     })
 }
 
+/// A script path as Hermes takes it: relative to `~/.hermes/scripts/`, never leaving it.
+pub fn check_script(raw: &str) -> Result<String, JobError> {
+    let script = raw.trim();
+    if script.is_empty() {
+        return Ok(String::new());
+    }
+    let drive = script.as_bytes().get(1) == Some(&b':');
+    if script.starts_with('/') || script.starts_with('~') || script.starts_with('\\') || drive {
+        return refuse(format!(
+            "Script path must be relative to ~/.hermes/scripts/. Got absolute or home-relative \
+             path: '{script}'. Place scripts in ~/.hermes/scripts/ and use just the filename."
+        ));
+    }
+    if Path::new(script)
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return refuse(format!(
+            "Script path escapes the scripts directory via traversal: '{script}'"
+        ));
+    }
+    if script.len() > 1024 || script.chars().any(char::is_control) {
+        return refuse(format!("Script path {script:?} is not a file name"));
+    }
+    Ok(script.to_string())
+}
+
+/// A job's pinned provider and server, checked as Hermes checks them.
+fn check_pins(provider: &str, base_url: &str) -> Result<(String, String), JobError> {
+    let provider = provider.trim().to_ascii_lowercase();
+    let base_url = base_url.trim().trim_end_matches('/').to_string();
+    crate::llm::check_job_base_url(&provider, &base_url).map_err(JobError)?;
+    Ok((provider, base_url))
+}
+
 fn check_policy(text: &str) -> Result<String, JobError> {
     MissedPolicy::parse(text)
         .map(|p| p.as_str().to_string())
@@ -239,10 +281,27 @@ pub fn new_job(
              \"2026-12-01T09:00\"",
         );
     }
-    let prompt = check_prompt(&spec.prompt)?;
+    let script = check_script(&spec.script)?;
+    if spec.no_agent && script.is_empty() {
+        return refuse(
+            "no_agent=True requires a script — with no agent and no script there is nothing \
+             for the job to run.",
+        );
+    }
+    let prompt = if spec.no_agent {
+        spec.prompt.trim().to_string()
+    } else {
+        check_prompt(&spec.prompt)?
+    };
+    let (provider, base_url) = check_pins(&spec.provider, &spec.base_url)?;
+    let named_after = if prompt.is_empty() { &script } else { &prompt };
     let mut job = CronJobRow {
         id,
-        name: check_name(&spec.name, &prompt)?,
+        name: check_name(&spec.name, named_after)?,
+        script,
+        no_agent: spec.no_agent,
+        provider,
+        base_url,
         prompt,
         timezone: check_zone(&spec.timezone)?,
         skills: names(&spec.skills),
@@ -274,6 +333,10 @@ pub const EDITABLE: &[&str] = &[
     "deliver",
     "repeat_times",
     "missed_policy",
+    "script",
+    "no_agent",
+    "provider",
+    "base_url",
 ];
 
 /// Change the named `fields` of `job` to `spec`'s values. A new schedule or zone recomputes the
@@ -294,7 +357,23 @@ pub fn apply_edit(
     for field in fields {
         match field.as_str() {
             "name" => job.name = check_name(&spec.name, &job.prompt)?,
+            "prompt" if job.no_agent => job.prompt = spec.prompt.trim().to_string(),
             "prompt" => job.prompt = check_prompt(&spec.prompt)?,
+            "script" => job.script = check_script(&spec.script)?,
+            "no_agent" => job.no_agent = spec.no_agent,
+            "provider" | "base_url" => {
+                let provider = if fields.iter().any(|f| f == "provider") {
+                    &spec.provider
+                } else {
+                    &job.provider
+                };
+                let base_url = if fields.iter().any(|f| f == "base_url") {
+                    &spec.base_url
+                } else {
+                    &job.base_url
+                };
+                (job.provider, job.base_url) = check_pins(provider, base_url)?;
+            }
             "timezone" => job.timezone = check_zone(&spec.timezone)?,
             "skills" => job.skills = names(&spec.skills),
             "model" => job.model = spec.model.trim().to_string(),
@@ -311,6 +390,12 @@ pub fn apply_edit(
                 ));
             }
         }
+    }
+    if job.no_agent && job.script.is_empty() {
+        return refuse("a no_agent job needs a script: the script is the job");
+    }
+    if !job.no_agent && job.prompt.trim().is_empty() {
+        return refuse("a prompt is required: what should the agent do when the job runs?");
     }
     let reschedule = fields.iter().any(|f| f == "schedule" || f == "timezone");
     if reschedule {

@@ -1,6 +1,6 @@
 //! Scheduled jobs: their schedules (`schedule/`), the settings, new jobs and edits (`jobs`), what
 //! a due job does (`plan`), the scheduler and its timer (`scheduler`), one run from lease to
-//! record (`run`, `prompt`, `output`, `delivery`), results that wait for their platform
+//! record (`run`, `script`, `prompt`, `output`, `delivery`), results that wait for their platform
 //! (`waiting`), the operations clients and the `cronjob` tool
 //! use (`manage`), the daemon's handle (`control`), and Python Hermes' `cron/jobs.json`
 //! (`python_jobs`). The rows live in `store/cron`. Cron works through [`Cron`]: the turn runner
@@ -21,6 +21,7 @@ pub mod retention;
 pub mod run;
 pub mod schedule;
 pub mod scheduler;
+pub mod script;
 mod tool;
 pub mod waiting;
 

@@ -77,25 +77,21 @@ fn convert(job: &Value) -> Result<CronJobRow, String> {
     if id.is_empty() {
         return Err("the job has no id".into());
     }
-    // A job whose script feeds or replaces the agent would run differently without it: it
-    // is not imported (and named) until hermesd runs scripts.
-    if job
+    let no_agent = job
         .get("no_agent")
         .and_then(Value::as_bool)
-        .unwrap_or(false)
-    {
-        return Err("a no_agent (script-only) job: hermesd does not run cron scripts yet".into());
-    }
-    if !text(job, "script").is_empty() {
-        return Err(format!(
-            "its pre-run script {:?}: hermesd does not run cron scripts yet",
-            text(job, "script")
-        ));
+        .unwrap_or(false);
+    let script = super::jobs::check_script(&text(job, "script")).map_err(|e| e.0)?;
+    if no_agent && script.is_empty() {
+        return Err("a no_agent job without a script".into());
     }
     let prompt = text(job, "prompt");
-    if prompt.is_empty() {
+    if prompt.is_empty() && !no_agent {
         return Err("the job has no prompt".into());
     }
+    let (provider, base_url) = (text(job, "provider"), text(job, "base_url"));
+    let base_url = base_url.trim_end_matches('/').to_string();
+    crate::llm::check_job_base_url(&provider, &base_url)?;
     let schedule_value = job.get("schedule").ok_or("the job has no schedule")?;
     let schedule: Schedule = from_python(schedule_value).map_err(|e| e.to_string())?;
     let shown = Some(text(job, "schedule_display"))
@@ -123,7 +119,10 @@ fn convert(job: &Value) -> Result<CronJobRow, String> {
     };
     let name = Some(text(job, "name"))
         .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| prompt.chars().take(50).collect());
+        .unwrap_or_else(|| {
+            let about = if prompt.is_empty() { &script } else { &prompt };
+            about.chars().take(50).collect()
+        });
     Ok(CronJobRow {
         id,
         name,
@@ -153,6 +152,10 @@ fn convert(job: &Value) -> Result<CronJobRow, String> {
         last_error: Some(text(job, "last_error")).filter(|s| !s.is_empty()),
         failure_streak: 0,
         created_at: millis(job, "created_at").unwrap_or_else(crate::store::now_ms),
+        script,
+        no_agent,
+        provider: provider.to_ascii_lowercase(),
+        base_url,
     })
 }
 
@@ -216,5 +219,56 @@ mod tests {
         assert_eq!(found.unreadable[1].0, "#3");
         assert!(read("[]").unwrap().jobs.is_empty());
         assert!(read("{oops").unwrap_err().contains("not valid JSON"));
+    }
+
+    /// Jobs the real `hermes cron create` wrote (hermes-agent 0.19.0): a script job, a
+    /// no-agent watchdog and a job pinned to a local server keep what makes them what they are.
+    #[test]
+    fn script_and_pinned_jobs_keep_their_script_and_server() {
+        let found = read(include_str!("fixtures/hermes-0.19-jobs.json")).unwrap();
+        assert!(found.unreadable.is_empty(), "{:?}", found.unreadable);
+        let by_name = |name: &str| found.jobs.iter().find(|j| j.name == name).unwrap();
+        let collector = by_name("collector");
+        assert_eq!(
+            (collector.script.as_str(), collector.no_agent),
+            ("collect.py", false)
+        );
+        let watchdog = by_name("watchdog");
+        assert_eq!(
+            (watchdog.script.as_str(), watchdog.no_agent),
+            ("check.sh", true)
+        );
+        assert_eq!(watchdog.prompt, "");
+        assert_eq!(watchdog.deliver, "origin,telegram:-1001234567890:17");
+        let pinned = by_name("pinned");
+        assert_eq!(
+            (
+                pinned.provider.as_str(),
+                pinned.base_url.as_str(),
+                pinned.model.as_str()
+            ),
+            ("custom", "http://localhost:11434/v1", "llama3")
+        );
+        // One that would leave the scripts directory, or send a key elsewhere, is named.
+        let odd = read(
+            r#"{"jobs": [
+              {"id": "x1", "prompt": "p", "script": "/etc/x.sh",
+               "schedule": {"kind": "interval", "minutes": 5}},
+              {"id": "x2", "prompt": "p", "provider": "openai", "base_url": "https://evil.example/v1",
+               "schedule": {"kind": "interval", "minutes": 5}}
+            ]}"#,
+        )
+        .unwrap();
+        assert!(odd.jobs.is_empty());
+        assert!(
+            odd.unreadable[0].1.contains("must be relative"),
+            "{:?}",
+            odd.unreadable
+        );
+        assert!(
+            odd.unreadable[1].1.contains("openai's endpoint"),
+            "{:?}",
+            odd.unreadable
+        );
     }
 }

@@ -1,5 +1,5 @@
-//! One cron run from lease to record: wait for a permit, start a fresh `cron` session with the
-//! job's model, toolsets and skills, run the turn while watching it make progress (stopping it
+//! One cron run from lease to record: wait for a permit, run the job's script if it has one,
+//! start a fresh `cron` session with the job's model, toolsets and skills, run the turn while watching it make progress (stopping it
 //! after the inactivity limit), write the output file, deliver, and close the run and its job.
 
 use super::Cron;
@@ -12,6 +12,7 @@ use super::{
     delivery,
     output::{self, RunReport},
     prompt::{self, JobSkill},
+    script::{self, ScriptOutcome},
 };
 use crate::{
     agent::{self, BusyPolicy, TurnEnd, TurnError, TurnInput, TurnOutcome},
@@ -40,6 +41,15 @@ struct Attempt {
 }
 
 impl Attempt {
+    fn ok(answer: String) -> Self {
+        Self {
+            status: "ok",
+            answer,
+            error: None,
+            session_id: String::new(),
+        }
+    }
+
     fn failed(error: impl Into<String>, session_id: &str) -> Self {
         Self {
             status: "failed",
@@ -204,18 +214,56 @@ async fn write_output(
         .map_err(|e| format!("the output task failed: {e}"))?
 }
 
+/// The run: the job's script first when it has one (which may end the run: silent, its output
+/// as the result, or its failure), then the agent.
 async fn attempt(
     state: &Arc<Cron>,
     job: &CronJobRow,
     run: &CronRunRow,
     settings: &CronSection,
 ) -> Attempt {
+    if job.script.is_empty() {
+        return agent_attempt(state, job, run, settings, job.prompt.clone()).await;
+    }
+    let services = &state.runner.tool_services;
+    let outcome = script::run(services, &job.script, settings.script_timeout).await;
+    tracing::info!(
+        job = %job.id, script = %job.script,
+        ok = matches!(outcome, ScriptOutcome::Output(_)), "cron script finished"
+    );
+    match &outcome {
+        // Nothing to report, or the script said not to wake the agent: a silent success.
+        ScriptOutcome::Output(out) if out.is_empty() || script::agent_asleep(out) => {
+            Attempt::ok(prompt::SILENT.into())
+        }
+        ScriptOutcome::Output(out) if job.no_agent => Attempt::ok(out.clone()),
+        ScriptOutcome::Failed(why) if job.no_agent => Attempt::failed(why.clone(), ""),
+        _ => {
+            let instruction = script::with_script(&outcome, &job.prompt);
+            agent_attempt(state, job, run, settings, instruction).await
+        }
+    }
+}
+
+async fn agent_attempt(
+    state: &Arc<Cron>,
+    job: &CronJobRow,
+    run: &CronRunRow,
+    settings: &CronSection,
+    instruction: String,
+) -> Attempt {
     let config = state.runner.config();
+    if let Err(why) = llm::check_job_base_url(&job.provider, &job.base_url) {
+        return Attempt::failed(format!("cannot start the run: {why}"), "");
+    }
     let client = match state.runner.http_client().await {
         Ok(client) => client,
         Err(e) => return Attempt::failed(format!("cannot start the run: {e}"), ""),
     };
-    let models = config.settings.llm.with_model(&job.model);
+    let models = config
+        .settings
+        .llm
+        .for_job(&job.model, &job.provider, &job.base_url);
     let chain = match llm::chain_from_config(&models, &config.env, client).await {
         Ok(chain) => chain,
         Err(e) => return Attempt::failed(format!("cannot start the run: {e}"), ""),
@@ -250,7 +298,7 @@ async fn attempt(
     let conversation = session.conversation_id.clone();
     let skills = load_skills(state, &job.skills).await;
     let input = TurnInput {
-        text: prompt::build(&job.name, &job.deliver, &skills, &job.prompt),
+        text: prompt::build(&job.name, &job.deliver, &skills, &instruction),
         source_client: "cron".into(),
         yolo: false,
         busy: Some(BusyPolicy::Queue),

@@ -50,6 +50,10 @@ fn job_json(job: &CronJobRow) -> Value {
         "model": job.model,
         "enabled_toolsets": job.toolsets,
         "workdir": job.workdir,
+        "script": (!job.script.is_empty()).then_some(&job.script),
+        "no_agent": job.no_agent,
+        "provider": (!job.provider.is_empty()).then_some(&job.provider),
+        "base_url": (!job.base_url.is_empty()).then_some(&job.base_url),
         "repeat": {"times": (job.repeat_times > 0).then_some(job.repeat_times),
                    "completed": job.repeat_completed},
     })
@@ -102,6 +106,13 @@ fn model_of(args: &Value) -> Option<String> {
     }
 }
 
+/// The provider named in `args`: top-level, or inside Hermes' `model` object.
+fn provider_of(args: &Value) -> Option<String> {
+    optional_str(args, "provider")
+        .or_else(|| args.get("model")?.get("provider")?.as_str())
+        .map(str::to_string)
+}
+
 /// The spec in `args`, and the fields they name (for update).
 fn spec(args: &Value) -> Result<(JobSpec, Vec<String>), ToolError> {
     let mut spec = JobSpec::default();
@@ -119,6 +130,24 @@ fn spec(args: &Value) -> Result<(JobSpec, Vec<String>), ToolError> {
     text("workdir", "workdir", &mut spec.workdir);
     text("deliver", "deliver", &mut spec.deliver);
     text("missed_policy", "missed_policy", &mut spec.missed_policy);
+    text("script", "script", &mut spec.script);
+    text("base_url", "base_url", &mut spec.base_url);
+    if let Some(provider) = provider_of(args) {
+        spec.provider = provider;
+        fields.push("provider".into());
+    }
+    match args.get("no_agent") {
+        None | Some(Value::Null) => {}
+        Some(Value::Bool(on)) => {
+            spec.no_agent = *on;
+            fields.push("no_agent".into());
+        }
+        Some(_) => {
+            return Err(ToolError::Arguments(
+                "no_agent must be true or false".into(),
+            ));
+        }
+    }
     if let Some(model) = model_of(args) {
         spec.model = model;
         fields.push("model".into());

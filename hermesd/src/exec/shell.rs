@@ -43,6 +43,11 @@ static BASH: LazyLock<PathBuf> = LazyLock::new(|| {
         .unwrap_or_else(|| PathBuf::from("/bin/sh"))
 });
 
+/// The bash [`spawn_shell`] runs.
+pub(super) fn bash() -> &'static Path {
+    BASH.as_path()
+}
+
 /// A running `bash -c` whose stdout and stderr both feed `output`.
 pub(super) struct ShellChild {
     pub(super) child: Child,

@@ -25,7 +25,9 @@ pub use endpoint::{ApiMode, Endpoint};
 pub use error::{ErrorClass, LlmError};
 pub use metadata::{ContextSource, MetadataCache};
 pub use provider::{AnthropicMessages, OpenAiChat, Provider, for_endpoint};
-pub use settings::{HOW_TO_CONFIGURE, SettingsError, auxiliary_endpoint, endpoints, key_env};
+pub use settings::{
+    HOW_TO_CONFIGURE, SettingsError, auxiliary_endpoint, check_job_base_url, endpoints, key_env,
+};
 pub use transport::{HttpClient, Response as HttpResponse, TransportError, TransportKind};
 pub use types::{
     ChatMessage, ChatRequest, Completion, EventSink, Role, StreamEvent, ToolCall, ToolSchema, Usage,

@@ -170,6 +170,50 @@ fn endpoint(
     })
 }
 
+/// Why a cron job may not pin `base_url` with `provider` (Hermes' rule): a base URL needs a
+/// provider; `custom` takes any URL (and no configured key); a known provider only its own host,
+/// so a job cannot send that provider's key elsewhere.
+pub fn check_job_base_url(provider: &str, base_url: &str) -> Result<(), String> {
+    let (provider, base_url) = (provider.trim().to_ascii_lowercase(), base_url.trim());
+    if base_url.is_empty() {
+        return Ok(());
+    }
+    let host = |url: &str| {
+        url.parse::<http::Uri>()
+            .ok()
+            .filter(|u| matches!(u.scheme_str(), Some("http" | "https")))
+            .and_then(|u| u.host().map(str::to_ascii_lowercase))
+    };
+    let Some(wanted) = host(base_url) else {
+        return Err(format!(
+            "base_url {base_url:?} is not an http(s) URL (e.g. http://localhost:11434/v1)"
+        ));
+    };
+    if provider.is_empty() || provider == "auto" {
+        return Err(
+            "base_url needs an explicit provider: use provider \"custom\" for your own server"
+                .into(),
+        );
+    }
+    if provider == "custom" {
+        return Ok(());
+    }
+    let Some(known) = KNOWN.iter().find(|k| k.name == provider) else {
+        return Err(format!(
+            "unknown provider {provider:?}: use one of {} or \"custom\"",
+            KNOWN.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+        ));
+    };
+    if host(known.base_url).as_deref() != Some(wanted.as_str()) {
+        return Err(format!(
+            "base_url {base_url} is not {provider}'s endpoint ({}); a job that talks to another \
+             server uses provider \"custom\"",
+            known.base_url
+        ));
+    }
+    Ok(())
+}
+
 /// The environment variable a known provider's key is read from.
 pub fn key_env(provider: &str) -> Option<&'static str> {
     KNOWN.iter().find(|k| k.name == provider).map(|k| k.key_env)

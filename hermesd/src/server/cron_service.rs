@@ -97,6 +97,10 @@ pub fn job(row: CronJobRow) -> pb::CronJob {
         missed_policy: policy(&row.missed_policy) as i32,
         created_at: Some(timestamp(row.created_at)),
         paused_reason: row.paused_reason.unwrap_or_default(),
+        script: row.script,
+        no_agent: row.no_agent,
+        provider: row.provider,
+        base_url: row.base_url,
     }
 }
 
@@ -130,6 +134,10 @@ fn spec(job: pb::CronJob) -> JobSpec {
         repeat_times: i64::from(job.repeat_times),
         missed_policy: policy_text(job.missed_policy),
         origin: None,
+        script: job.script,
+        no_agent: job.no_agent,
+        provider: job.provider,
+        base_url: job.base_url,
     }
 }
 

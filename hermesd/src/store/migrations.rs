@@ -140,6 +140,8 @@ const MIGRATIONS: &[&str] = &[
     super::gateway_places::PLACES_MIGRATION,
     // 11: cron deliveries waiting for their platform to connect.
     super::cron::PENDING_MIGRATION,
+    // 12: a cron job's pre-run script, no-agent mode, and own provider and server.
+    super::cron::SCRIPT_MIGRATION,
 ];
 
 /// The schema version this build writes.

@@ -12,6 +12,39 @@ use super::{
     zone::{ZONE_HINT, parse_zone, system_zone},
 };
 
+/// The environment variables that override `cron.*` keys.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CronEnv<'a> {
+    /// `HERMES_CRON_TIMEOUT`.
+    pub timeout: Option<&'a str>,
+    /// `HERMES_CRON_SCRIPT_TIMEOUT`.
+    pub script_timeout: Option<&'a str>,
+}
+
+/// `variable`'s seconds when it is set and a number ≥ 0, else `configured` (with a notice when
+/// it is set but not a number).
+fn env_seconds(
+    r: &mut Reader<'_>,
+    variable: &str,
+    value: Option<&str>,
+    key: &str,
+    configured: f64,
+) -> f64 {
+    let Some(text) = value else {
+        return configured;
+    };
+    match text.trim().parse::<f64>() {
+        Ok(seconds) if seconds.is_finite() && seconds >= 0.0 => seconds,
+        _ => {
+            r.notice_raw(format!(
+                "{variable}: {} is not a number of seconds; using {key} ({configured})",
+                show(&Value::String(text.to_string()))
+            ));
+            configured
+        }
+    }
+}
+
 /// What the scheduler and runs read (re-read on reload).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CronSection {
@@ -40,6 +73,9 @@ pub struct CronSection {
     /// `cron.wrap_response`: a delivered result carries Hermes' "Cronjob Response" header and
     /// how-to-stop footer (default on); off sends the result alone.
     pub wrap_response: bool,
+    /// `cron.script_timeout_seconds` (env `HERMES_CRON_SCRIPT_TIMEOUT` wins): how long a job's
+    /// pre-run script may run (default 3600, as in Hermes).
+    pub script_timeout: Duration,
 }
 
 impl Default for CronSection {
@@ -54,18 +90,15 @@ impl Default for CronSection {
             keep_runs: 50,
             keep_days: 30,
             wrap_response: true,
+            script_timeout: Duration::from_secs(3600),
         }
     }
 }
 
 impl CronSection {
-    /// Read the section; `env_timeout` is `HERMES_CRON_TIMEOUT` when set, `approvals` the
-    /// approvals section already read.
-    pub fn read(
-        r: &mut Reader<'_>,
-        env_timeout: Option<&str>,
-        approvals: &ApprovalsSection,
-    ) -> Self {
+    /// Read the section; `env` holds `HERMES_CRON_TIMEOUT` and `HERMES_CRON_SCRIPT_TIMEOUT`
+    /// when set, `approvals` is the approvals section already read.
+    pub fn read(r: &mut Reader<'_>, env: CronEnv<'_>, approvals: &ApprovalsSection) -> Self {
         let d = Self::default();
         let zone = d.timezone;
         let timezone = r.value("timezone", zone, &zone, |value| match value {
@@ -77,20 +110,24 @@ impl CronSection {
             _ => Verdict::Bad("is not a time zone name".into()),
         });
         let configured = r.seconds("cron.inactivity_timeout", 600.0);
-        let timeout = match env_timeout {
-            Some(text) => match text.trim().parse::<f64>() {
-                Ok(seconds) if seconds.is_finite() && seconds >= 0.0 => seconds,
-                _ => {
-                    r.notice_raw(format!(
-                        "HERMES_CRON_TIMEOUT: {} is not a number of seconds; using \
-                         cron.inactivity_timeout ({configured})",
-                        show(&Value::String(text.to_string()))
-                    ));
-                    configured
-                }
-            },
-            None => configured,
-        };
+        let timeout = env_seconds(
+            r,
+            "HERMES_CRON_TIMEOUT",
+            env.timeout,
+            "cron.inactivity_timeout",
+            configured,
+        );
+        let script = r.seconds(
+            "cron.script_timeout_seconds",
+            d.script_timeout.as_secs_f64(),
+        );
+        let script = env_seconds(
+            r,
+            "HERMES_CRON_SCRIPT_TIMEOUT",
+            env.script_timeout,
+            "cron.script_timeout_seconds",
+            script,
+        );
         let count = |r: &mut Reader<'_>, key: &str, default: usize, min: u64, max: u64| {
             r.whole(key, default as u64, min, max) as usize
         };
@@ -106,6 +143,11 @@ impl CronSection {
             keep_runs: count(r, "cron.keep_runs", d.keep_runs, 0, 1_000_000),
             keep_days: r.whole("cron.keep_days", d.keep_days.into(), 0, 36_500) as u32,
             wrap_response: r.flag("cron.wrap_response", d.wrap_response),
+            script_timeout: if script > 0.0 {
+                Duration::from_secs_f64(script.min(31_536_000.0))
+            } else {
+                d.script_timeout
+            },
         }
     }
 

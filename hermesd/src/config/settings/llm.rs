@@ -83,8 +83,33 @@ impl LlmSection {
     /// The same chain with `model` as the primary's model (a cron job's own model); a blank
     /// `model` changes nothing.
     pub fn with_model(&self, model: &str) -> Self {
+        self.for_job(model, "", "")
+    }
+
+    /// The chain a cron job runs on: its own `model`, and its own `provider` and `base_url`
+    /// when it names them (Hermes' per-job pins). A provider other than the configured one
+    /// starts from nothing configured (its key comes from its own variable; a `custom` one has
+    /// none), so a job never carries the configured key to another server. Blank changes nothing.
+    pub fn for_job(&self, model: &str, provider: &str, base_url: &str) -> Self {
         let mut chain = self.clone();
-        let model = model.trim();
+        let (model, provider, base_url) = (model.trim(), provider.trim(), base_url.trim());
+        let other_provider =
+            !provider.is_empty() && !provider.eq_ignore_ascii_case(&chain.primary.provider);
+        let other_server = !base_url.is_empty()
+            && base_url.trim_end_matches('/') != chain.primary.base_url.trim_end_matches('/');
+        if other_provider || other_server {
+            let provider = if provider.is_empty() {
+                chain.primary.provider.clone()
+            } else {
+                provider.to_ascii_lowercase()
+            };
+            chain.primary = ProviderEntry {
+                provider,
+                model: chain.primary.model.clone(),
+                base_url: base_url.to_string(),
+                ..ProviderEntry::default()
+            };
+        }
         if !model.is_empty() {
             chain.primary.model = model.to_string();
         }

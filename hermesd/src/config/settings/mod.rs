@@ -95,7 +95,11 @@ impl Settings {
             r.expect_mapping(key);
         }
         let approvals = ApprovalsSection::read(&mut r);
-        let cron = CronSection::read(&mut r, env.get("HERMES_CRON_TIMEOUT"), &approvals);
+        let cron_env = cron::CronEnv {
+            timeout: env.get("HERMES_CRON_TIMEOUT"),
+            script_timeout: env.get("HERMES_CRON_SCRIPT_TIMEOUT"),
+        };
+        let cron = CronSection::read(&mut r, cron_env, &approvals);
         let settings = Self {
             agent: AgentSection::read(&mut r),
             terminal: TerminalSection::read(&mut r),

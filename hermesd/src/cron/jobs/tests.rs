@@ -199,3 +199,77 @@ fn an_oversized_prompt_or_name_is_refused() {
     let err = new_job(&s, "j9".into(), now(), &settings()).unwrap_err();
     assert!(err.0.contains("longer than"), "{}", err.0);
 }
+
+#[test]
+fn scripts_stay_relative_and_no_agent_needs_one() {
+    let job = |edit: &dyn Fn(&mut JobSpec)| {
+        let mut s = spec("every 1h");
+        edit(&mut s);
+        new_job(&s, "j".into(), now(), &settings())
+    };
+    let made = job(&|s| s.script = " collect.py ".into()).unwrap();
+    assert_eq!(made.script, "collect.py");
+    for (script, wanted) in [
+        (
+            "/etc/passwd",
+            "Script path must be relative to ~/.hermes/scripts/",
+        ),
+        ("~/x.sh", "Script path must be relative"),
+        ("C:x.py", "Script path must be relative"),
+        (
+            "sub/../../x.sh",
+            "escapes the scripts directory via traversal",
+        ),
+    ] {
+        let refused = job(&|s| s.script = script.into()).unwrap_err().0;
+        assert!(
+            refused.starts_with(wanted) || refused.contains(wanted),
+            "{script}: {refused}"
+        );
+    }
+    let refused = job(&|s| s.no_agent = true).unwrap_err().0;
+    assert!(
+        refused.starts_with("no_agent=True requires a script"),
+        "{refused}"
+    );
+    // A no-agent job needs no prompt, and is named after its script.
+    let watchdog = job(&|s| {
+        s.no_agent = true;
+        s.script = "check.sh".into();
+        s.prompt = String::new();
+    })
+    .unwrap();
+    assert_eq!(
+        (watchdog.name.as_str(), watchdog.no_agent),
+        ("check.sh", true)
+    );
+}
+
+#[test]
+fn a_pinned_server_needs_a_provider_that_may_use_it() {
+    let job = |provider: &str, base_url: &str| {
+        let mut s = spec("every 1h");
+        s.provider = provider.into();
+        s.base_url = base_url.into();
+        new_job(&s, "j".into(), now(), &settings())
+    };
+    let local = job("custom", "http://localhost:11434/v1/").unwrap();
+    assert_eq!(
+        local.base_url, "http://localhost:11434/v1",
+        "trailing slash dropped"
+    );
+    assert!(
+        job("", "http://localhost:11434/v1")
+            .unwrap_err()
+            .0
+            .contains("explicit provider")
+    );
+    // A known provider's key never goes to another host.
+    let refused = job("openrouter", "https://evil.example/v1").unwrap_err().0;
+    assert!(
+        refused.contains("is not openrouter's endpoint"),
+        "{refused}"
+    );
+    assert!(job("openrouter", "https://openrouter.ai/api/v1").is_ok());
+    assert!(job("custom", "file:///etc/passwd").is_err());
+}

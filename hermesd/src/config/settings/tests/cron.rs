@@ -96,3 +96,25 @@ fn a_bad_env_timeout_falls_back_to_the_config_with_a_notice() {
     );
     assert_eq!(s.cron.inactivity_timeout, Some(Duration::from_secs(30)));
 }
+
+#[test]
+fn the_script_timeout_is_configured_and_the_env_wins() {
+    assert_eq!(clean("{}").cron.script_timeout, Duration::from_secs(3600));
+    let yaml = "cron: {script_timeout_seconds: 120}";
+    assert_eq!(clean(yaml).cron.script_timeout, Duration::from_secs(120));
+    let (s, notices) = read_with(
+        yaml,
+        &Env::from_pairs([("HERMES_CRON_SCRIPT_TIMEOUT", "5")]),
+    );
+    assert!(notices.is_empty(), "{notices:?}");
+    assert_eq!(s.cron.script_timeout, Duration::from_secs(5));
+    let (s, notices) = read_with(
+        yaml,
+        &Env::from_pairs([("HERMES_CRON_SCRIPT_TIMEOUT", "x")]),
+    );
+    assert!(
+        notices[0].starts_with("HERMES_CRON_SCRIPT_TIMEOUT"),
+        "{notices:?}"
+    );
+    assert_eq!(s.cron.script_timeout, Duration::from_secs(120));
+}

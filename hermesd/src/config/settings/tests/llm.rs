@@ -181,3 +181,35 @@ fn auxiliary_defaults_values_and_bad_values() {
     let s = one_notice("auxiliary: [x]", &["auxiliary: [\"x\"] is not a mapping"]);
     assert!(s.auxiliary.title_generation.enabled);
 }
+
+#[test]
+fn a_job_pinned_elsewhere_never_inherits_the_configured_key() {
+    let s = clean(
+        "model: {default: m, provider: custom, base_url: 'http://a:1/v1', api_key: sk-configured}",
+    );
+    let same = s.llm.for_job("other-model", "", "");
+    assert_eq!(same.primary.api_key, "sk-configured");
+    assert_eq!(same.primary.model, "other-model");
+    let same_server = s.llm.for_job("", "custom", "http://a:1/v1/");
+    assert_eq!(same_server.primary.api_key, "sk-configured");
+    let elsewhere = s.llm.for_job("", "custom", "http://b:2/v1");
+    assert_eq!(
+        elsewhere.primary.api_key, "",
+        "the key stays with its server"
+    );
+    assert_eq!(
+        (
+            elsewhere.primary.model.as_str(),
+            elsewhere.primary.base_url.as_str()
+        ),
+        ("m", "http://b:2/v1")
+    );
+    let other = s.llm.for_job("gpt-x", "openai", "");
+    assert_eq!(
+        (
+            other.primary.provider.as_str(),
+            other.primary.api_key.as_str()
+        ),
+        ("openai", "")
+    );
+}
