@@ -67,8 +67,12 @@ async fn the_agent_sends_to_the_home_channel_and_known_chats_only() {
     bot.wait_call("setMyCommands", WAIT).await;
 
     bot.push_text(&dm(), &ann(), "/sethome");
-    bot.wait_message_text(42, |t| t.starts_with("✅ Home channel set to 42"), WAIT)
-        .await;
+    bot.wait_message_text(
+        42,
+        |t| t.starts_with("✅ Home channel set to Ann (ID: 42)"),
+        WAIT,
+    )
+    .await;
     bot.push_text(&dm(), &ann(), "tell everyone");
     bot.wait_message_text(42, |t| t == "all sent", WAIT).await;
 

@@ -18,6 +18,7 @@ mod review;
 mod review_prompts;
 mod runner;
 mod session;
+mod session_context;
 mod session_prompt;
 mod settings;
 mod title;

@@ -1,6 +1,6 @@
 //! A session's system prompt: built from its layers on the first turn (identity, guidance, the
-//! frozen memory snapshot, the skills index, context files, …) and stored, then reused byte for
-//! byte on every later turn.
+//! frozen memory snapshot, the skills index, context files, …, and for a chat's conversation the
+//! session context) and stored, then reused byte for byte on every later turn.
 
 use super::TurnRunner;
 use std::sync::Arc;
@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::{
     TurnError,
     prompt::{self, PromptInputs},
+    session_context::{self, SessionContext},
     settings::TurnSettings,
 };
 use crate::{
@@ -68,6 +69,10 @@ pub(super) async fn system_prompt(
     })
     .await
     .map_err(|e| TurnError::Task(e.to_string()))?;
+    let built = match chat_context(state, session).await {
+        Some(block) => format!("{built}\n\n{block}"),
+        None => built,
+    };
     let id = session.id.clone();
     let prompt = built.clone();
     state
@@ -75,6 +80,52 @@ pub(super) async fn system_prompt(
         .write(move |tx| store::set_system_prompt(tx, &id, &prompt))
         .await?;
     Ok(built)
+}
+
+/// The session-context block of a conversation in a chat (none for the others): built with the
+/// prompt, so it stays byte-stable for as long as the prompt does.
+async fn chat_context(state: &Arc<TurnRunner>, session: &SessionRow) -> Option<String> {
+    let conversation = session.conversation_id.clone();
+    let place = state
+        .store
+        .read(move |conn| store::conversation_place(conn, &conversation))
+        .await
+        .ok()
+        .flatten()?;
+    let mut targets = state.tool_services.messenger().targets().await;
+    targets.sort_by(|a, b| a.platform.cmp(&b.platform));
+    let platforms: Vec<String> = targets.iter().map(|t| t.platform.clone()).collect();
+    let homes: Vec<(String, store::ChatPlace)> = targets
+        .iter()
+        .filter_map(|t| {
+            let home = t.home.as_ref()?;
+            let place = store::ChatPlace {
+                platform: t.platform.clone(),
+                chat_id: home.chat_id.clone(),
+                thread_id: home.thread_id.clone(),
+                name: home.name.clone(),
+                ..store::ChatPlace::default()
+            };
+            Some((t.platform.clone(), place))
+        })
+        .collect();
+    let home_dir = &state.home.dir;
+    let shown = state
+        .tool_services
+        .paths
+        .user_home()
+        .and_then(|user| home_dir.strip_prefix(user).ok())
+        .map_or_else(
+            || home_dir.display().to_string(),
+            |rest| format!("~/{}", rest.display()),
+        );
+    Some(session_context::render(&SessionContext {
+        place: &place,
+        platforms: &platforms,
+        homes: &homes,
+        redact_pii: state.config().settings.gateway.redact_pii,
+        hermes_home: &shown,
+    }))
 }
 
 /// The skills index for a new session's system prompt: the skills it may see and use; empty

@@ -61,6 +61,8 @@ pub struct Inbound {
     /// Empty when the platform gave none (the message is then dropped: nobody to authorise).
     pub user_id: String,
     pub user_name: String,
+    /// The chat's title (a DM's: the other person's name); empty when the platform gave none.
+    pub chat_name: String,
     pub message_id: String,
     /// The text or caption; an edited message's new text.
     pub text: String,

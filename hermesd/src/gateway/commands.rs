@@ -360,7 +360,12 @@ async fn set_home(gateway: &Arc<Gateway>, link: &Arc<Link>, row: &InboundRow) ->
         chat_id: row.chat_id.clone(),
         thread_id: row.thread_id.clone(),
         kind: String::new(),
-        name: row.chat_id.clone(),
+        name: if row.chat_name.is_empty() {
+            row.chat_id.clone()
+        } else {
+            row.chat_name.clone()
+        },
+        ..store::ChatPlace::default()
     };
     let stored = place.clone();
     match gateway

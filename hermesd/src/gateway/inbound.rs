@@ -113,6 +113,24 @@ fn pairing_reply(
     })
 }
 
+/// A display name as one line of at most 80 characters (Hermes' `neutralize_untrusted_inline_text`):
+/// a name cannot open a new section of the prompt.
+fn inline_name(name: &str, id: &str) -> String {
+    let name = if name.trim().is_empty() { id } else { name };
+    let flat: String = name
+        .chars()
+        .map(|c| {
+            if c.is_control() || c == '[' || c == ']' {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    let words = flat.split_whitespace().collect::<Vec<_>>().join(" ");
+    words.chars().take(80).collect()
+}
+
 /// The row to store for an allowed user's message; `None` when it has nothing to say or no
 /// conversation can be named for it.
 fn to_store(platform: &str, update: &Inbound, isolation: Isolation) -> Option<NewInbound> {
@@ -147,12 +165,23 @@ fn to_store(platform: &str, update: &Inbound, isolation: Isolation) -> Option<Ne
     if text.trim().is_empty() {
         return None;
     }
+    // In a conversation several people share, each message says who wrote it (Hermes'
+    // `[sender name]` prefix; a slash command stays one); the name is one inert line.
+    let personal = routing::is_personal(&key, &update.chat.chat_id, &update.chat.thread_id);
+    if !personal && update.press.is_none() && !super::commands::is_command(&text) {
+        text = format!(
+            "[{}] {text}",
+            inline_name(&update.user_name, &update.user_id)
+        );
+    }
     Some(NewInbound {
         update_id: update.update_id,
         session_key: key,
         chat_id: update.chat.chat_id.clone(),
         thread_id: update.chat.thread_id.clone(),
         user_id: update.user_id.clone(),
+        user_name: update.user_name.chars().take(128).collect(),
+        chat_name: update.chat_name.clone(),
         message_id: update.message_id.clone(),
         text,
     })
@@ -178,6 +207,7 @@ mod tests {
             kind: ChatKind::Dm,
             user_id: "42".into(),
             user_name: "ann".into(),
+            chat_name: "Ann".into(),
             message_id: "5".into(),
             text: forged,
             edited: false,

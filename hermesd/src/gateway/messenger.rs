@@ -185,6 +185,7 @@ pub async fn home_with_source(
             thread_id,
             kind: String::new(),
             name,
+            ..ChatPlace::default()
         };
         (place, HomeSource::Env)
     })

@@ -14,7 +14,7 @@ use super::{
     Gateway, Link,
     adapter::{ChatRef, Outgoing},
     chats::chat_of,
-    outbox, split,
+    outbox, routing, split,
 };
 use crate::{
     agent::{self, Submitted, Target, TurnEnd, TurnError, TurnInput, TurnOutcome},
@@ -81,6 +81,7 @@ pub async fn new_conversation(
 
 /// The chat a message came from, as its route records it.
 fn place_of(link: &Link, row: &InboundRow) -> store::ChatPlace {
+    let personal = routing::is_personal(&row.session_key, &row.chat_id, &row.thread_id);
     store::ChatPlace {
         platform: link.platform().to_string(),
         chat_id: row.chat_id.clone(),
@@ -92,7 +93,18 @@ fn place_of(link: &Link, row: &InboundRow) -> store::ChatPlace {
             .nth(3)
             .unwrap_or_default()
             .to_string(),
-        name: String::new(),
+        name: row.chat_name.clone(),
+        // A conversation with one person: theirs; a shared one is nobody's.
+        user_id: if personal {
+            row.user_id.clone()
+        } else {
+            String::new()
+        },
+        user_name: if personal {
+            row.user_name.clone()
+        } else {
+            String::new()
+        },
     }
 }
 

@@ -13,6 +13,18 @@ pub struct Isolation {
     pub thread_per_user: bool,
 }
 
+/// Whether the conversation of `session_key` (made by [`session_key`] for a message of
+/// `chat_id`, `thread_id`) is one person's: a DM, or a group chat kept per user (whose key then
+/// ends with the user's id). A shared one has several people in it.
+pub fn is_personal(session_key: &str, chat_id: &str, thread_id: &str) -> bool {
+    let parts: Vec<&str> = session_key.split(':').collect();
+    if parts.get(3) == Some(&ChatKind::Dm.as_str()) {
+        return true;
+    }
+    let shared_len = 4 + usize::from(!chat_id.is_empty()) + usize::from(!thread_id.is_empty());
+    parts.len() == shared_len + 1
+}
+
 /// The session key of a message; `None` when nothing identifies its conversation (no chat and
 /// no sender: it is dropped rather than mixed with others).
 pub fn session_key(
@@ -56,6 +68,24 @@ mod tests {
         group_per_user: true,
         thread_per_user: false,
     };
+
+    #[test]
+    fn a_key_says_whether_its_conversation_is_one_persons() {
+        let shared = Isolation {
+            group_per_user: false,
+            thread_per_user: false,
+        };
+        let cases = [
+            (ChatKind::Dm, "42", "", DEFAULT, true),
+            (ChatKind::Group, "-100", "", DEFAULT, true),
+            (ChatKind::Group, "-100", "7", DEFAULT, false),
+            (ChatKind::Group, "-100", "", shared, false),
+        ];
+        for (kind, chat, thread, iso, personal) in cases {
+            let k = key(kind, chat, thread, "42", iso);
+            assert_eq!(is_personal(&k, chat, thread), personal, "{k}");
+        }
+    }
 
     fn key(kind: ChatKind, chat: &str, thread: &str, user: &str, iso: Isolation) -> String {
         session_key("telegram", kind, chat, thread, user, iso).unwrap_or_default()

@@ -248,6 +248,7 @@ impl pb::gateway_server::Gateway for GatewayService {
             chat_id,
             thread_id,
             kind: String::new(),
+            ..store::ChatPlace::default()
         };
         let stored = place.clone();
         self.state

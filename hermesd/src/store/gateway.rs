@@ -95,6 +95,9 @@ pub struct InboundRow {
     pub chat_id: String,
     pub thread_id: String,
     pub user_id: String,
+    /// The sender's name and the chat's title, as the platform gave them.
+    pub user_name: String,
+    pub chat_name: String,
     pub message_id: String,
     pub text: String,
     pub state: String,
@@ -110,6 +113,8 @@ pub struct NewInbound {
     pub chat_id: String,
     pub thread_id: String,
     pub user_id: String,
+    pub user_name: String,
+    pub chat_name: String,
     pub message_id: String,
     pub text: String,
 }
@@ -128,7 +133,7 @@ pub struct OutboxRow {
 }
 
 const INBOUND_COLUMNS: &str = "id, platform, update_id, session_key, chat_id, thread_id, user_id, \
-     message_id, text, state, session_id, received_at";
+     message_id, text, state, session_id, received_at, user_name, chat_name";
 
 fn inbound_row(row: &Row<'_>) -> rusqlite::Result<InboundRow> {
     Ok(InboundRow {
@@ -144,6 +149,8 @@ fn inbound_row(row: &Row<'_>) -> rusqlite::Result<InboundRow> {
         state: row.get(9)?,
         session_id: row.get(10)?,
         received_at: row.get(11)?,
+        user_name: row.get(12)?,
+        chat_name: row.get(13)?,
     })
 }
 
@@ -178,8 +185,9 @@ pub fn take_updates(
         let inserted = tx
             .prepare_cached(
                 "INSERT OR IGNORE INTO gateway_inbound (platform, update_id, session_key, chat_id,
-                     thread_id, user_id, message_id, text, state, received_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                     thread_id, user_id, message_id, text, state, received_at, user_name,
+                     chat_name)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             )
             .and_then(|mut stmt| {
                 stmt.execute(params![
@@ -192,7 +200,9 @@ pub fn take_updates(
                     message.message_id,
                     message.text,
                     inbound_state::RECEIVED,
-                    now
+                    now,
+                    message.user_name,
+                    message.chat_name
                 ])
             })
             .map_err(StoreError::sql(CTX))?;

@@ -33,7 +33,20 @@ pub struct ChatPlace {
     pub kind: String,
     /// The chat's title or the user's name, as the platform gave it.
     pub name: String,
+    /// Who the conversation is with when it is one person's (a DM, or a group chat kept per
+    /// user); empty for a shared one and a home channel.
+    pub user_id: String,
+    pub user_name: String,
 }
+
+/// Migration 13: the sender's name and the chat's title of each inbound message, and the
+/// person a route's conversation is with.
+pub(super) const PEOPLE_MIGRATION: &str = r#"
+ALTER TABLE gateway_inbound ADD COLUMN user_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE gateway_inbound ADD COLUMN chat_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE gateway_routes ADD COLUMN user_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE gateway_routes ADD COLUMN user_name TEXT NOT NULL DEFAULT '';
+"#;
 
 /// Record the chat that the route `session_key` serves.
 pub fn set_route_place(
@@ -43,7 +56,8 @@ pub fn set_route_place(
 ) -> Result<(), StoreError> {
     tx.execute(
         "UPDATE gateway_routes SET platform = ?2, chat_id = ?3, thread_id = ?4, chat_kind = ?5,
-             chat_name = CASE WHEN ?6 = '' THEN chat_name ELSE ?6 END
+             chat_name = CASE WHEN ?6 = '' THEN chat_name ELSE ?6 END, user_id = ?7,
+             user_name = CASE WHEN ?8 = '' THEN user_name ELSE ?8 END
          WHERE session_key = ?1",
         params![
             session_key,
@@ -51,7 +65,9 @@ pub fn set_route_place(
             place.chat_id,
             place.thread_id,
             place.kind,
-            place.name
+            place.name,
+            place.user_id,
+            place.user_name
         ],
     )
     .map_err(StoreError::sql("record a route's chat"))?;
@@ -64,7 +80,8 @@ pub fn conversation_place(
     conversation_id: &str,
 ) -> Result<Option<ChatPlace>, StoreError> {
     conn.query_row(
-        "SELECT platform, chat_id, thread_id, chat_kind, chat_name FROM gateway_routes
+        "SELECT platform, chat_id, thread_id, chat_kind, chat_name, user_id, user_name
+         FROM gateway_routes
          WHERE session_id = ?1 AND platform != '' ORDER BY updated_at DESC LIMIT 1",
         [conversation_id],
         |row| {
@@ -74,6 +91,8 @@ pub fn conversation_place(
                 thread_id: row.get(2)?,
                 kind: row.get(3)?,
                 name: row.get(4)?,
+                user_id: row.get(5)?,
+                user_name: row.get(6)?,
             })
         },
     )
@@ -102,6 +121,7 @@ pub fn recent_places(
                 thread_id: row.get(2)?,
                 kind: row.get(3)?,
                 name: row.get(4)?,
+                ..ChatPlace::default()
             })
         })
         .and_then(Iterator::collect)
@@ -150,6 +170,7 @@ pub fn home(conn: &Connection, platform: &str) -> Result<Option<ChatPlace>, Stor
                 thread_id: row.get(2)?,
                 kind: String::new(),
                 name: row.get(3)?,
+                ..ChatPlace::default()
             })
         },
     )
@@ -172,6 +193,7 @@ mod tests {
             thread_id: String::new(),
             kind: "dm".into(),
             name: "Ann".into(),
+            ..ChatPlace::default()
         };
         let stored = place.clone();
         store

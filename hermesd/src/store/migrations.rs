@@ -142,6 +142,8 @@ const MIGRATIONS: &[&str] = &[
     super::cron::PENDING_MIGRATION,
     // 12: a cron job's pre-run script, no-agent mode, and own provider and server.
     super::cron::SCRIPT_MIGRATION,
+    // 13: who wrote each inbound message, and who a route's conversation is with.
+    super::gateway_places::PEOPLE_MIGRATION,
 ];
 
 /// The schema version this build writes.

@@ -73,6 +73,9 @@ pub struct GatewaySection {
     /// `streaming.edit_interval` seconds between edits of a streamed answer (0.3 to 10,
     /// default 1; Hermes' 0.8 is under Telegram's pace for one chat).
     pub edit_interval: Duration,
+    /// `privacy.redact_pii` (default false): user and chat ids in the prompt's session context
+    /// are hashed, on the platforms Hermes does it for.
+    pub redact_pii: bool,
 }
 
 impl Default for GatewaySection {
@@ -84,6 +87,7 @@ impl Default for GatewaySection {
             group_sessions_per_user: true,
             thread_sessions_per_user: false,
             edit_interval: Duration::from_secs(1),
+            redact_pii: false,
         }
     }
 }
@@ -133,6 +137,7 @@ impl GatewaySection {
             thread_sessions_per_user: r
                 .flag("thread_sessions_per_user", d.thread_sessions_per_user),
             edit_interval: Duration::from_secs_f64(interval),
+            redact_pii: r.flag("privacy.redact_pii", d.redact_pii),
         }
     }
 }

@@ -54,6 +54,17 @@ fn user_name(user: &frankenstein::types::User) -> String {
         .unwrap_or_else(|| user.first_name.clone())
 }
 
+/// A chat's title, or for a private chat its person's name, bounded.
+fn chat_name(chat: &frankenstein::types::Chat) -> String {
+    let name = match (&chat.title, &chat.first_name, &chat.last_name) {
+        (Some(title), _, _) => title.clone(),
+        (None, Some(first), Some(last)) => format!("{first} {last}"),
+        (None, Some(first), None) => first.clone(),
+        _ => chat.username.clone().unwrap_or_default(),
+    };
+    name.chars().take(128).collect()
+}
+
 fn from_message(update_id: i64, message: &Message, edited: bool) -> Inbound {
     let kind = match message.chat.type_field {
         ChatType::Private => ChatKind::Dm,
@@ -79,6 +90,13 @@ fn from_message(update_id: i64, message: &Message, edited: bool) -> Inbound {
         kind,
         user_id,
         user_name,
+        chat_name: match (chat_name(&message.chat), &message.from) {
+            // A private chat is its person: their name when the chat carries none.
+            (name, Some(from)) if name.is_empty() && kind == ChatKind::Dm => {
+                from.first_name.chars().take(128).collect()
+            }
+            (name, _) => name,
+        },
         message_id: message.message_id.to_string(),
         text: message
             .text
