@@ -331,3 +331,45 @@ async fn a_plausible_limit_in_an_overflow_error_becomes_the_known_window() {
     assert_eq!(after["context_length"], 8192);
     assert_eq!(after["context_source"], "provider error");
 }
+
+/// What the learning loop saved mid-conversation reaches the chat it came from: the memory
+/// snapshot is frozen for a segment, and a compression builds the next segment's system prompt
+/// again with the memory as it is now.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_compression_after_a_memory_write_rebuilds_the_system_prompt() {
+    let server = FakeLlm::start(vec![
+        Reply::tool_call(
+            "memory",
+            r#"{"action": "add", "target": "memory", "content": "The user drinks OOLONGMARK tea"}"#,
+        ),
+        Reply::text("a1"),
+        Reply::text("a2"),
+        Reply::text("a3"),
+        Reply::text("Goal: SUMMARYTEXT"),
+        Reply::text("a4"),
+    ])
+    .await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, CONFIG);
+    // Smaller turns than `three_long_turns`: the memory call and its result take room too.
+    let first = send(&home, None, &bulk("HEADMARK", 3000)).await;
+    let first_id = first["session_id"].as_str().unwrap().to_string();
+    send(&home, Some(&first_id), &bulk("MIDDLEMARK", 3000)).await;
+    send(&home, Some(&first_id), &bulk("LATERMARK", 3000)).await;
+    let last = send(&home, Some(&first_id), &bulk("NEWMARK", 8000)).await;
+    assert_eq!(last["answer"], "a4", "{last}");
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 6, "four turns, one tool call, one summary");
+    let system = |n: usize| requests[n].body["messages"][0]["content"].to_string();
+    assert!(
+        !system(3).contains("OOLONGMARK"),
+        "the segment's snapshot is frozen"
+    );
+    assert!(
+        system(5).contains("OOLONGMARK"),
+        "the new segment's prompt has the memory: {}",
+        system(5)
+    );
+    assert_ne!(last["session_id"], first_id.as_str());
+}

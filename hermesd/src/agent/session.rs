@@ -13,7 +13,7 @@ use super::{
     compaction::CompactionSettings,
     port::{self, ApprovalPolicy, LivePort},
     review,
-    session_prompt::system_prompt,
+    session_prompt::{PromptFor, system_prompt},
     settings::TurnSettings,
     turn::{Turn, TurnEnd, TurnOutcome},
 };
@@ -342,11 +342,13 @@ async fn run(
     let system = system_prompt(
         state,
         &session,
-        &tool_names,
-        &session_skills,
-        &settings,
-        &model,
-        &cwd,
+        &PromptFor {
+            tools: &tool_names,
+            session_skills: &session_skills,
+            settings: &settings,
+            model: &model,
+            cwd: &cwd,
+        },
     )
     .await?;
     let mut allowlist = settings.allowlist.clone();
@@ -389,7 +391,8 @@ async fn run(
         chain,
         toolbox,
         settings,
-        system,
+        system: std::sync::Mutex::new(system),
+        model,
         cwd,
         port,
         tool_settings,

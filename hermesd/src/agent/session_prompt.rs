@@ -18,15 +18,27 @@ use crate::{
     tools::SessionSkills,
 };
 
+/// What a session's prompt is built for: its tools and skills, settings, model and directory.
+pub(super) struct PromptFor<'a> {
+    pub tools: &'a [&'static str],
+    pub session_skills: &'a Arc<SessionSkills>,
+    pub settings: &'a TurnSettings,
+    pub model: &'a str,
+    pub cwd: &'a std::path::Path,
+}
+
+/// A prompt as built, with the two layers that change while a conversation goes on.
+struct Built {
+    prompt: String,
+    memory: String,
+    skills_index: String,
+}
+
 /// The session's stored system prompt, built and stored on its first turn.
 pub(super) async fn system_prompt(
     state: &Arc<TurnRunner>,
     session: &SessionRow,
-    tools: &[&'static str],
-    session_skills: &Arc<SessionSkills>,
-    settings: &TurnSettings,
-    model: &str,
-    cwd: &std::path::Path,
+    inputs: &PromptFor<'_>,
 ) -> Result<String, TurnError> {
     let id = session.id.clone();
     if let Some(stored) = state
@@ -36,12 +48,68 @@ pub(super) async fn system_prompt(
     {
         return Ok(stored);
     }
+    // A segment a compression started (on demand, between turns) continues its parent's prompt.
+    let continues = session.conversation_id != session.id;
+    let parent = session.parent_session_id.clone().filter(|_| continues);
+    if let Some(parent) = parent {
+        let old = state
+            .store
+            .read(move |conn| store::system_prompt(conn, &parent))
+            .await?;
+        if let Some(old) = old {
+            return rebuilt_system_prompt(state, session, &old, inputs).await;
+        }
+    }
+    let built = build(state, session, inputs).await?;
+    store_prompt(state, &session.id, built.prompt).await
+}
+
+/// The prompt of `segment`, the segment a compression just started, whose conversation's prompt
+/// was `old`: built again, so what the learning loop saved since (memory, skills) reaches the
+/// model — unless the fresh memory snapshot and skills index are in `old` word for word, when
+/// `old` is kept byte for byte (and the provider's prompt cache with it), as Hermes does.
+pub(super) async fn rebuilt_system_prompt(
+    state: &Arc<TurnRunner>,
+    segment: &SessionRow,
+    old: &str,
+    inputs: &PromptFor<'_>,
+) -> Result<String, TurnError> {
+    let built = build(state, segment, inputs).await?;
+    let unchanged = old.contains(&built.memory) && old.contains(&built.skills_index);
+    let prompt = if unchanged {
+        old.to_string()
+    } else {
+        built.prompt
+    };
+    tracing::debug!(session = %segment.id, rebuilt = !unchanged, "system prompt after compression");
+    store_prompt(state, &segment.id, prompt).await
+}
+
+async fn store_prompt(
+    state: &Arc<TurnRunner>,
+    session_id: &str,
+    prompt: String,
+) -> Result<String, TurnError> {
+    let (id, stored) = (session_id.to_string(), prompt.clone());
+    state
+        .store
+        .write(move |tx| store::set_system_prompt(tx, &id, &stored))
+        .await?;
+    Ok(prompt)
+}
+
+/// Build the prompt from its layers, reading memory and skills as they are now.
+async fn build(
+    state: &Arc<TurnRunner>,
+    session: &SessionRow,
+    inputs: &PromptFor<'_>,
+) -> Result<Built, TurnError> {
     let home = state.home.dir.clone();
-    let cwd = cwd.to_path_buf();
-    let tools: Vec<&'static str> = tools.to_vec();
-    let system_message = settings.system_message.clone();
-    let enforcement = settings.enforcement.clone();
-    let model = model.to_string();
+    let cwd = inputs.cwd.to_path_buf();
+    let tools: Vec<&'static str> = inputs.tools.to_vec();
+    let system_message = inputs.settings.system_message.clone();
+    let enforcement = inputs.settings.enforcement.clone();
+    let model = inputs.model.to_string();
     let platform = session.source.clone();
     let started = chrono::Local::now()
         .format("%A, %B %d, %Y %H:%M")
@@ -49,12 +117,12 @@ pub(super) async fn system_prompt(
     // Cron runs start without the user's memory, as in Hermes.
     let memory_settings =
         (platform != "cron").then(|| MemorySettings::new(&state.config().settings.memory));
-    let skills_index = skills_index(state, session_skills).await;
-    let built = tokio::task::spawn_blocking(move || {
+    let skills_index = skills_index(state, inputs.session_skills).await;
+    let (prompt, memory, skills_index) = tokio::task::spawn_blocking(move || {
         let memory = memory_settings
             .map(|m| m.snapshot_block(&home))
             .unwrap_or_default();
-        prompt::build(&PromptInputs {
+        let prompt = prompt::build(&PromptInputs {
             home: &home,
             cwd: &cwd,
             tools: &tools,
@@ -65,21 +133,20 @@ pub(super) async fn system_prompt(
             model: &model,
             platform: &platform,
             started: &started,
-        })
+        });
+        (prompt, memory, skills_index)
     })
     .await
     .map_err(|e| TurnError::Task(e.to_string()))?;
-    let built = match chat_context(state, session).await {
-        Some(block) => format!("{built}\n\n{block}"),
-        None => built,
+    let prompt = match chat_context(state, session).await {
+        Some(block) => format!("{prompt}\n\n{block}"),
+        None => prompt,
     };
-    let id = session.id.clone();
-    let prompt = built.clone();
-    state
-        .store
-        .write(move |tx| store::set_system_prompt(tx, &id, &prompt))
-        .await?;
-    Ok(built)
+    Ok(Built {
+        prompt,
+        memory,
+        skills_index,
+    })
 }
 
 /// The session-context block of a conversation in a chat (none for the others): built with the

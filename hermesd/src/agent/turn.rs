@@ -64,7 +64,10 @@ pub(super) struct Turn {
     pub chain: Chain,
     pub toolbox: Toolbox,
     pub settings: TurnSettings,
-    pub system: String,
+    /// The segment's system prompt (built again when a compression starts a new segment).
+    pub system: std::sync::Mutex<String>,
+    /// The primary endpoint's label (`provider:model`), as the prompt names it.
+    pub model: String,
     pub cwd: PathBuf,
     pub port: Arc<LivePort>,
     pub tool_settings: Arc<ToolSettings>,
@@ -338,7 +341,7 @@ impl Turn {
             );
         }
         let request = ChatRequest {
-            system: self.system.clone(),
+            system: self.system_prompt(),
             messages: api_messages,
             tools: if grace {
                 Vec::new()

@@ -5,11 +5,12 @@
 use super::{
     compaction::{self, Compactor, Trigger},
     compress::{self, TokenMeter},
+    session_prompt::{PromptFor, rebuilt_system_prompt},
     turn::{Stop, Tally, Turn, TurnEnd, model_failure},
 };
 use crate::{
     llm::{self, ChatMessage, Completion, LlmError},
-    store::StoreError,
+    store::{self, StoreError},
 };
 
 impl Turn {
@@ -30,7 +31,7 @@ impl Turn {
         };
         let mut passes = 0;
         loop {
-            let raw = compress::estimate_request(&self.system, tools, messages);
+            let raw = compress::estimate_request(&self.system_prompt(), tools, messages);
             let estimate = meter.estimate(raw);
             // Below the threshold of the smallest window a model is assumed to have, the real
             // window need not even be looked up.
@@ -59,7 +60,7 @@ impl Turn {
                     self.learn_limit(
                         &e,
                         known,
-                        compress::estimate_request(&self.system, tools, &[]),
+                        compress::estimate_request(&self.system_prompt(), tools, &[]),
                     );
                     passes += 1;
                     if passes > compaction::MAX_PASSES
@@ -126,7 +127,52 @@ impl Turn {
             current.clone_from(&done.segment_id);
         }
         *messages = done.messages;
+        self.rebuild_system_prompt(&done.segment_id).await?;
         Ok(true)
+    }
+
+    /// The segment's system prompt as the next request sends it.
+    pub(super) fn system_prompt(&self) -> String {
+        self.system.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// After a compression: the new segment's prompt, built again with what memory and skills
+    /// hold now (or the old one kept when they did not change). A failure keeps the old one.
+    async fn rebuild_system_prompt(&self, segment_id: &str) -> Result<(), StoreError> {
+        let id = segment_id.to_string();
+        let Some(segment) = self
+            .state
+            .store
+            .read(move |conn| store::get_session(conn, &id))
+            .await?
+        else {
+            return Ok(());
+        };
+        let old = self.system_prompt();
+        let tools = self.toolbox.names();
+        let inputs = PromptFor {
+            tools: &tools,
+            session_skills: &self.tool_settings.skills,
+            settings: &self.settings,
+            model: &self.model,
+            cwd: &self.cwd,
+        };
+        match rebuilt_system_prompt(&self.state, &segment, &old, &inputs).await {
+            Ok(prompt) => {
+                if let Ok(mut system) = self.system.lock() {
+                    *system = prompt;
+                }
+            }
+            Err(e) => {
+                tracing::warn!(session = %segment_id, error = %e, "system prompt not rebuilt; the old one goes on");
+                let keep = (segment_id.to_string(), old);
+                self.state
+                    .store
+                    .write(move |tx| store::set_system_prompt(tx, &keep.0, &keep.1))
+                    .await?;
+            }
+        }
+        Ok(())
     }
 
     /// A context limit the provider stated in its error, remembered for this model when it is

@@ -39,8 +39,9 @@ pub fn conversation_segments(conn: &Connection, id: &str) -> Result<Vec<String>,
 }
 
 /// Continue the conversation whose newest segment is `from` in a new segment holding
-/// `messages` (the compressed context): same source, title, model, cwd, busy policy and system
-/// prompt; its event numbering goes on from the old segment's. The old segment is ended.
+/// `messages` (the compressed context): same source, title, model, cwd and busy policy; its
+/// event numbering goes on from the old segment's. Its system prompt is built again by its first
+/// turn (see `agent::session_prompt`). The old segment is ended.
 pub fn start_compressed_segment(
     tx: &Transaction<'_>,
     from: &str,
@@ -60,10 +61,10 @@ pub fn start_compressed_segment(
         let inserted = tx
             .execute(
                 "INSERT OR IGNORE INTO sessions
-                   (id, parent_session_id, lineage, source, title, model, cwd, system_prompt,
+                   (id, parent_session_id, lineage, source, title, model, cwd,
                     busy_policy, created_at, updated_at, last_seq, conversation_id,
                     seq_reserved)
-                 SELECT ?1, id, 'compression', source, title, model, cwd, system_prompt,
+                 SELECT ?1, id, 'compression', source, title, model, cwd,
                         busy_policy, ?2, ?2, last_seq, coalesce(conversation_id, id),
                         seq_reserved
                  FROM sessions WHERE id = ?3",
