@@ -128,3 +128,83 @@ async fn redact_pii_hashes_the_ids_in_the_prompt() {
     // sha256("987654321")[:12]
     assert!(context.contains("(ID: \"8a9bcf1e51e8\")"), "{context}");
 }
+
+/// Make every conversation look last active `hours` ago (time passing, for the reset policy).
+fn age_conversations(home: &TestHome, hours: i64) {
+    let db = rusqlite::Connection::open(home.path().join("hermesd.db")).unwrap();
+    db.busy_timeout(Duration::from_secs(10)).unwrap();
+    db.execute(
+        "UPDATE sessions SET updated_at = updated_at - ?1",
+        [hours * 3_600_000],
+    )
+    .unwrap();
+}
+
+/// An idle chat starts over with a notice and a fresh conversation (the model told so, the old
+/// history gone from its context); one whose background process still runs is kept.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_idle_chat_is_reset_with_a_notice_unless_its_process_runs() {
+    let llm = FakeLlm::start(vec![
+        Reply::text("noted OLDMARK"),
+        Reply::tool_call(
+            "terminal",
+            r#"{"command": "sleep 600", "background": true}"#,
+        ),
+        Reply::text("started"),
+        Reply::text("fresh"),
+        Reply::text("still here"),
+    ])
+    .await;
+    let bot = FakeTelegram::start().await;
+    let home = TestHome::new();
+    telegram_home::configure(
+        &home,
+        &llm,
+        &bot,
+        "session_reset:\n  mode: idle\n  idle_minutes: 60\n",
+        "TELEGRAM_ALLOWED_USERS=42,43\n",
+    );
+    home.ctl_async(&["status"]).await.ok();
+    let _stop = StopOnDrop(&home);
+    bot.wait_call("setMyCommands", WAIT).await;
+    let (ann, bob) = (User::new(42, "Ann"), User::new(43, "Bob"));
+    bot.push_text(&Chat::private(42), &ann, "remember OLDMARK");
+    bot.wait_message_text(42, |t| t == "noted OLDMARK", WAIT)
+        .await;
+    bot.push_text(&Chat::private(43), &bob, "start the job");
+    bot.wait_message_text(43, |t| t == "started", WAIT).await;
+
+    age_conversations(&home, 2);
+    bot.push_text(&Chat::private(42), &ann, "hi again");
+    bot.wait_message_text(42, |t| t == "fresh", WAIT).await;
+    let notices: Vec<String> = bot
+        .messages(42)
+        .into_iter()
+        .map(|m| m.text)
+        .filter(|t| t.starts_with("◐ Session automatically reset (inactive for 1h)"))
+        .collect();
+    assert_eq!(notices.len(), 1, "{:?}", bot.messages(42));
+    let asked = llm.chat_requests()[3].body["messages"].to_string();
+    assert!(asked.contains("expired due to inactivity"), "{asked}");
+    assert!(
+        !asked.contains("OLDMARK"),
+        "the old history is not in the new context"
+    );
+
+    bot.push_text(&Chat::private(43), &bob, "how is it going?");
+    bot.wait_message_text(43, |t| t == "still here", WAIT).await;
+    assert!(
+        !bot.messages(43)
+            .iter()
+            .any(|m| m.text.starts_with("◐ Session automatically reset")),
+        "a conversation with a running process is kept"
+    );
+    let kept = llm.chat_requests()[4].body["messages"].to_string();
+    assert!(kept.contains("start the job"), "{kept}");
+    let sessions = home.ctl_async(&["sessions", "list", "--json"]).await.json();
+    assert_eq!(
+        sessions.as_array().unwrap().len(),
+        3,
+        "the old one is kept: {sessions}"
+    );
+}

@@ -187,6 +187,17 @@ impl ProcessRegistry {
         self.shared.table().running.len()
     }
 
+    /// Whether a process this registry sees is still running and started less than `max_age`
+    /// ago (`None`: whatever its age).
+    pub fn has_running_younger_than(&self, max_age: Option<std::time::Duration>) -> bool {
+        self.shared
+            .table()
+            .running
+            .values()
+            .filter(|s| self.sees(s))
+            .any(|s| max_age.is_none_or(|age| s.started.elapsed() < age))
+    }
+
     pub(super) fn get(&self, session_id: &str) -> Option<Arc<Session>> {
         let table = self.shared.table();
         table

@@ -20,6 +20,7 @@ mod outbox;
 pub mod pairing;
 mod recovery;
 mod reply;
+mod reset;
 mod retention;
 pub mod routing;
 pub mod split;

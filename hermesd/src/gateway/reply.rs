@@ -115,10 +115,24 @@ pub async fn answer(gateway: &Arc<Gateway>, link: &Arc<Link>, row: InboundRow) {
 }
 
 /// Run a turn of `text` for the chat of `row` and deliver its answer.
-pub async fn run_turn(gateway: &Arc<Gateway>, link: &Arc<Link>, row: &InboundRow, text: String) {
+pub async fn run_turn(
+    gateway: &Arc<Gateway>,
+    link: &Arc<Link>,
+    row: &InboundRow,
+    mut text: String,
+) {
     let chat = chat_of(row);
     let session = match conversation(gateway, &row.session_key).await {
-        Ok(Some(session)) => Ok(session),
+        // A conversation the reset policy says is over starts again; the model is told.
+        Ok(Some(session)) => match super::reset::fresh_if_due(gateway, link, row, session).await {
+            Ok((session, reset)) => {
+                if let Some(reason) = reset {
+                    text = format!("{}\n\n{text}", reason.note());
+                }
+                Ok(session)
+            }
+            Err(e) => Err(e),
+        },
         Ok(None) => new_conversation(gateway, link, row).await,
         Err(e) => Err(e),
     };

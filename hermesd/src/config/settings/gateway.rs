@@ -3,7 +3,8 @@
 //! (`TELEGRAM_ALLOWED_USERS`, `telegram.allow_from`, `GATEWAY_ALLOWED_USERS`, the allow-all
 //! switches), how chats map to sessions (`group_sessions_per_user`,
 //! `thread_sessions_per_user`) and how often a streamed answer is edited
-//! (`streaming.edit_interval`).
+//! (`streaming.edit_interval`), the prompt's privacy (`privacy.redact_pii`) and when a chat's
+//! conversation starts over (`session_reset`, in `session_reset.rs`).
 
 use std::time::Duration;
 
@@ -76,6 +77,8 @@ pub struct GatewaySection {
     /// `privacy.redact_pii` (default false): user and chat ids in the prompt's session context
     /// are hashed, on the platforms Hermes does it for.
     pub redact_pii: bool,
+    /// `session_reset`: when a chat's conversation starts over by itself.
+    pub session_reset: super::session_reset::SessionResetSection,
 }
 
 impl Default for GatewaySection {
@@ -88,6 +91,7 @@ impl Default for GatewaySection {
             thread_sessions_per_user: false,
             edit_interval: Duration::from_secs(1),
             redact_pii: false,
+            session_reset: super::session_reset::SessionResetSection::default(),
         }
     }
 }
@@ -138,6 +142,7 @@ impl GatewaySection {
                 .flag("thread_sessions_per_user", d.thread_sessions_per_user),
             edit_interval: Duration::from_secs_f64(interval),
             redact_pii: r.flag("privacy.redact_pii", d.redact_pii),
+            session_reset: super::session_reset::SessionResetSection::read(r, env),
         }
     }
 }

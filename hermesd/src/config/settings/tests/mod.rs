@@ -10,6 +10,7 @@ mod cron;
 mod llm;
 mod memory;
 mod retention;
+mod session_reset;
 
 use hermes_proto::{env::Env, place::Home};
 use serde_yaml::Value;
