@@ -131,7 +131,16 @@ fn spec(args: &Value) -> Result<(JobSpec, Vec<String>), ToolError> {
     text("deliver", "deliver", &mut spec.deliver);
     text("missed_policy", "missed_policy", &mut spec.missed_policy);
     text("script", "script", &mut spec.script);
-    text("base_url", "base_url", &mut spec.base_url);
+    // A server of the agent's choosing would drive the job's tools unattended, every run: the
+    // user sets one (`hermesctl cron add|edit --base-url`), never text the agent read.
+    if optional_str(args, "base_url").is_some_and(|u| !u.trim().is_empty()) {
+        return Err(ToolError::Arguments(
+            "base_url is set by the user, not by the agent: a job's own model server would run \
+             its tools unattended. Ask the user to run `hermesctl cron edit <job> --provider \
+             custom --base-url <url>`."
+                .into(),
+        ));
+    }
     if let Some(provider) = provider_of(args) {
         spec.provider = provider;
         fields.push("provider".into());
@@ -256,5 +265,31 @@ impl CronHandle for CronOps {
                 ACTIONS.join(", ")
             ))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_agent_names_a_script_and_a_provider_but_never_a_server() {
+        let (job, fields) = spec(&json!({
+            "script": "collect.py", "no_agent": true,
+            "model": {"provider": "openrouter", "model": "x/y"}
+        }))
+        .unwrap();
+        assert_eq!((job.script.as_str(), job.no_agent), ("collect.py", true));
+        assert_eq!(
+            (job.provider.as_str(), job.model.as_str()),
+            ("openrouter", "x/y")
+        );
+        assert!(fields.iter().any(|f| f == "no_agent"));
+        let refused = spec(&json!({"provider": "custom", "base_url": "https://evil.example/v1"}));
+        match refused {
+            Err(ToolError::Arguments(why)) => assert!(why.contains("set by the user"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(spec(&json!({"no_agent": "yes"})).is_err());
     }
 }

@@ -52,7 +52,7 @@ impl Tool for CronjobTool {
                     "script": {"type": "string", "description": "A script under ~/.hermes/scripts/ (a relative path) that runs before each run: its stdout is given to the agent as context; empty stdout, or a last line {\"wakeAgent\": false}, skips the run silently. .sh/.bash run with bash, anything else with Python. On update, an empty string clears it."},
                     "no_agent": {"type": "boolean", "description": "True: no model call; the script's stdout is the message (empty stdout: nothing is sent; a failing script sends an alert). Requires script."},
                     "provider": {"type": "string", "description": "A provider for this job instead of the configured one ('custom' for your own server with base_url)."},
-                    "base_url": {"type": "string", "description": "The job's own OpenAI-compatible server (with provider 'custom', or the provider's own endpoint)."},
+
                     "missed_policy": {"type": "string", "enum": ["skip", "once", "all"], "description": "Runs missed while hermesd was down: skip (default), once (one catch-up), all."}
                 },
                 "required": ["action"]
