@@ -38,7 +38,8 @@ fn runner(server: &FakeLlm, extra: &str) -> (tempfile::TempDir, Arc<TurnRunner>)
     std::fs::write(
         dir.path().join("config.yaml"),
         format!(
-            "model:\n  provider: custom\n  default: fake-model\n  base_url: {}\n  api_key: k\n\
+            "model:\n  provider: custom\n  default: fake-model\n  base_url: {}\n  api_key: k\n  \
+             context_length: 128000\n\
              auxiliary:\n  title_generation:\n    enabled: false\n\
              memory:\n  nudge_interval: 0\nskills:\n  creation_nudge_interval: 0\n{extra}",
             server.openai_base()

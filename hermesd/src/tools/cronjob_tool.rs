@@ -49,9 +49,9 @@ impl Tool for CronjobTool {
                     "model": {"type": "string", "description": "A model for this job instead of the default (a name, or {\"provider\", \"model\"})."},
                     "enabled_toolsets": {"type": "array", "items": {"type": "string"}, "description": "Only these toolsets in the job's runs."},
                     "workdir": {"type": "string", "description": "Absolute directory the job runs in."},
-                    "script": {"type": "string", "description": "A script under ~/.hermes/scripts/ (a relative path) that runs before each run: its stdout is given to the agent as context; empty stdout, or a last line {\"wakeAgent\": false}, skips the run silently. .sh/.bash run with bash, anything else with Python. On update, an empty string clears it."},
-                    "no_agent": {"type": "boolean", "description": "True: no model call; the script's stdout is the message (empty stdout: nothing is sent; a failing script sends an alert). Requires script."},
-                    "provider": {"type": "string", "description": "A provider for this job instead of the configured one ('custom' for your own server with base_url)."},
+                    "script": {"type": "string", "description": "A script in ~/.hermes/scripts/ run before each run; its stdout is context for the agent (empty: the run is skipped). Empty string clears it."},
+                    "no_agent": {"type": "boolean", "description": "True: no model; the script's stdout is the message. Requires script."},
+                    "provider": {"type": "string", "description": "The job's own provider instead of the configured one."},
 
                     "missed_policy": {"type": "string", "enum": ["skip", "once", "all"], "description": "Runs missed while hermesd was down: skip (default), once (one catch-up), all."}
                 },
