@@ -129,6 +129,11 @@ async fn scripts_feed_the_agent_or_are_the_job() {
     let watched = run(&home, "watchdog").await;
     assert_eq!(watched["status"], "ok", "{watched}");
     assert_eq!(watched["delivery"], "delivered to telegram:42", "{watched}");
+    let record = std::fs::read_to_string(watched["output_path"].as_str().unwrap()).unwrap();
+    assert!(
+        record.contains("**Script:** watch.sh\n**Mode:** no_agent (script)"),
+        "{record}"
+    );
     let disk: Vec<String> = texts(&bot, 42)
         .into_iter()
         .filter(|t| t.contains("disk at 91% on scripts"))

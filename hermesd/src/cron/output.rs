@@ -17,6 +17,9 @@ pub struct RunReport<'a> {
     pub job_name: &'a str,
     pub run_id: &'a str,
     pub schedule: &'a str,
+    /// The job's pre-run script (empty: none), and whether it is the whole job.
+    pub script: &'a str,
+    pub no_agent: bool,
     pub prompt: &'a str,
     pub session_id: &'a str,
     pub started: DateTime<Utc>,
@@ -47,12 +50,20 @@ pub fn render(report: &RunReport<'_>) -> String {
     };
     let mut out = format!(
         "# Cron Job: {}{failed}\n\n**Job ID:** {}\n**Run ID:** {}\n**Run Time:** {}\n\
-         **Schedule:** {}\n**Session:** {}\n\n## Prompt\n\n{}\n\n## Response\n\n{answer}\n",
+         **Schedule:** {}\n{}**Session:** {}\n\n## Prompt\n\n{}\n\n## Response\n\n{answer}\n",
         report.job_name,
         report.job_id,
         report.run_id,
         local.format("%Y-%m-%d %H:%M:%S %Z"),
         report.schedule,
+        match (report.script.is_empty(), report.no_agent) {
+            (true, _) => String::new(),
+            (false, false) => format!("**Script:** {}\n", report.script),
+            (false, true) => format!(
+                "**Script:** {}\n**Mode:** no_agent (script)\n",
+                report.script
+            ),
+        },
         if report.session_id.is_empty() {
             "-"
         } else {
@@ -123,6 +134,8 @@ mod tests {
             job_name: "news",
             run_id: "run1",
             schedule: "0 9 * * *",
+            script: "",
+            no_agent: false,
             prompt: "Summarise",
             session_id: "s1",
             started: Utc.with_ymd_and_hms(2026, 12, 1, 8, 0, 0).unwrap(),

@@ -105,6 +105,8 @@ async fn execute_one(
         job_name: &job.name,
         run_id: &run.id,
         schedule: &job.schedule,
+        script: &job.script,
+        no_agent: job.no_agent,
         prompt: &job.prompt,
         session_id: &attempt.session_id,
         started,
