@@ -27,13 +27,6 @@ pub(super) struct PromptFor<'a> {
     pub cwd: &'a std::path::Path,
 }
 
-/// A prompt as built, with the two layers that change while a conversation goes on.
-struct Built {
-    prompt: String,
-    memory: String,
-    skills_index: String,
-}
-
 /// The session's stored system prompt, built and stored on its first turn.
 pub(super) async fn system_prompt(
     state: &Arc<TurnRunner>,
@@ -61,26 +54,21 @@ pub(super) async fn system_prompt(
         }
     }
     let built = build(state, session, inputs).await?;
-    store_prompt(state, &session.id, built.prompt).await
+    store_prompt(state, &session.id, built).await
 }
 
 /// The prompt of `segment`, the segment a compression just started, whose conversation's prompt
-/// was `old`: built again, so what the learning loop saved since (memory, skills) reaches the
-/// model — unless the fresh memory snapshot and skills index are in `old` word for word, when
-/// `old` is kept byte for byte (and the provider's prompt cache with it), as Hermes does.
+/// was `old`: built again, so what the learning loop saved or removed since (memory, skills)
+/// reaches the model. Built from unchanged layers it is `old` byte for byte (the start time is
+/// the conversation's), so the provider's prompt cache stays, as in Hermes.
 pub(super) async fn rebuilt_system_prompt(
     state: &Arc<TurnRunner>,
     segment: &SessionRow,
     old: &str,
     inputs: &PromptFor<'_>,
 ) -> Result<String, TurnError> {
-    let built = build(state, segment, inputs).await?;
-    let unchanged = old.contains(&built.memory) && old.contains(&built.skills_index);
-    let prompt = if unchanged {
-        old.to_string()
-    } else {
-        built.prompt
-    };
+    let prompt = build(state, segment, inputs).await?;
+    let unchanged = prompt == old;
     tracing::debug!(session = %segment.id, rebuilt = !unchanged, "system prompt after compression");
     store_prompt(state, &segment.id, prompt).await
 }
@@ -103,7 +91,7 @@ async fn build(
     state: &Arc<TurnRunner>,
     session: &SessionRow,
     inputs: &PromptFor<'_>,
-) -> Result<Built, TurnError> {
+) -> Result<String, TurnError> {
     let home = state.home.dir.clone();
     let cwd = inputs.cwd.to_path_buf();
     let tools: Vec<&'static str> = inputs.tools.to_vec();
@@ -111,18 +99,27 @@ async fn build(
     let enforcement = inputs.settings.enforcement.clone();
     let model = inputs.model.to_string();
     let platform = session.source.clone();
-    let started = chrono::Local::now()
+    // When the conversation began (its first segment's creation): the same in every segment,
+    // so a prompt built again from unchanged layers is the same prompt.
+    let conversation = session.conversation_id.clone();
+    let began = state
+        .store
+        .read(move |conn| store::get_session(conn, &conversation))
+        .await?
+        .map_or(session.created_at, |first| first.created_at);
+    let started = chrono::DateTime::from_timestamp_millis(began)
+        .map_or_else(chrono::Local::now, |t| t.with_timezone(&chrono::Local))
         .format("%A, %B %d, %Y %H:%M")
         .to_string();
     // Cron runs start without the user's memory, as in Hermes.
     let memory_settings =
         (platform != "cron").then(|| MemorySettings::new(&state.config().settings.memory));
     let skills_index = skills_index(state, inputs.session_skills).await;
-    let (prompt, memory, skills_index) = tokio::task::spawn_blocking(move || {
+    let prompt = tokio::task::spawn_blocking(move || {
         let memory = memory_settings
             .map(|m| m.snapshot_block(&home))
             .unwrap_or_default();
-        let prompt = prompt::build(&PromptInputs {
+        prompt::build(&PromptInputs {
             home: &home,
             cwd: &cwd,
             tools: &tools,
@@ -133,8 +130,7 @@ async fn build(
             model: &model,
             platform: &platform,
             started: &started,
-        });
-        (prompt, memory, skills_index)
+        })
     })
     .await
     .map_err(|e| TurnError::Task(e.to_string()))?;
@@ -142,11 +138,7 @@ async fn build(
         Some(block) => format!("{prompt}\n\n{block}"),
         None => prompt,
     };
-    Ok(Built {
-        prompt,
-        memory,
-        skills_index,
-    })
+    Ok(prompt)
 }
 
 /// The session-context block of a conversation in a chat (none for the others): built with the

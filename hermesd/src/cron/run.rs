@@ -228,7 +228,8 @@ async fn attempt(
         return agent_attempt(state, job, run, settings, job.prompt.clone()).await;
     }
     let services = &state.runner.tool_services;
-    let outcome = script::run(services, &job.script, settings.script_timeout).await;
+    let stop = state.runner.shutdown.child_token();
+    let outcome = script::run(services, &job.script, settings.script_timeout, stop).await;
     tracing::info!(
         job = %job.id, script = %job.script,
         ok = matches!(outcome, ScriptOutcome::Output(_)), "cron script finished"

@@ -49,16 +49,22 @@ pub fn resolve(home: &Path, relative: &str) -> Result<PathBuf, String> {
     Ok(real)
 }
 
+/// System directories, searched before `PATH` for Python: a `python3` in the user's home (a
+/// shim, `~/.local/bin`) is a file the agent could have written.
+const SYSTEM_BIN: &[&str] = &["/usr/bin", "/usr/local/bin", "/bin"];
+
 /// The interpreter for `script`: bash for `.sh`/`.bash`, else the first `python3` (or
-/// `python`) on `path`.
+/// `python`) in the system directories, then on `path`.
 fn interpreter(script: &Path, path: Option<&std::ffi::OsStr>) -> PathBuf {
     let ext = script.extension().and_then(|e| e.to_str()).unwrap_or("");
     if ext == "sh" || ext == "bash" {
         return exec::bash_path().to_path_buf();
     }
-    let dirs: Vec<PathBuf> = path
-        .map(|p| std::env::split_paths(p).collect())
-        .unwrap_or_default();
+    let mut dirs: Vec<PathBuf> = SYSTEM_BIN.iter().map(PathBuf::from).collect();
+    dirs.extend(
+        path.map(|p| std::env::split_paths(p).collect::<Vec<_>>())
+            .unwrap_or_default(),
+    );
     ["python3", "python"]
         .iter()
         .find_map(|name| {
@@ -69,8 +75,13 @@ fn interpreter(script: &Path, path: Option<&std::ffi::OsStr>) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/usr/bin/python3"))
 }
 
-/// Run the job's script `relative` to its end or `timeout`.
-pub async fn run(services: &ToolServices, relative: &str, timeout: Duration) -> ScriptOutcome {
+/// Run the job's script `relative` to its end, `timeout`, or `stop` (the daemon stopping).
+pub async fn run(
+    services: &ToolServices,
+    relative: &str,
+    timeout: Duration,
+    stop: CancellationToken,
+) -> ScriptOutcome {
     let home = services.hermes_home.clone();
     let wanted = relative.to_string();
     let resolved = tokio::task::spawn_blocking(move || resolve(&home, &wanted)).await;
@@ -89,15 +100,23 @@ pub async fn run(services: &ToolServices, relative: &str, timeout: Duration) -> 
     let cwd = script
         .parent()
         .map_or_else(|| services.hermes_home.clone(), Path::to_path_buf);
+    let python = program != exec::bash_path();
+    // Python without the user's site-packages (`usercustomize` there would run in every job).
+    let mut args: Vec<std::ffi::OsString> = if python {
+        vec!["-s".into()]
+    } else {
+        Vec::new()
+    };
+    args.push(script.clone().into_os_string());
     let request = ProgramRequest {
         program,
-        args: vec![script.clone().into_os_string()],
+        args,
         cwd,
         env,
         timeout,
         max_output_bytes: MAX_OUTPUT_BYTES,
     };
-    let ran = exec::run_program(request, CancellationToken::new()).await;
+    let ran = exec::run_program(request, stop).await;
     let masker = services.masker();
     let clean = |text: &str| masker.mask(text.trim()).into_owned();
     let (stdout, stderr) = (clean(&ran.stdout), clean(&ran.stderr));
@@ -118,7 +137,9 @@ pub async fn run(services: &ToolServices, relative: &str, timeout: Duration) -> 
             timeout.as_secs(),
             script.display()
         )),
-        ProgramEnd::Interrupted => ScriptOutcome::Failed("the script was interrupted".into()),
+        ProgramEnd::Interrupted => {
+            ScriptOutcome::Failed("the script was stopped: hermesd is stopping".into())
+        }
         ProgramEnd::SpawnFailed(why) => ScriptOutcome::Failed(why),
     }
 }
@@ -186,10 +207,13 @@ mod tests {
         let bin = tempfile::tempdir().unwrap();
         std::fs::write(bin.path().join("python3"), "").unwrap();
         let path = bin.path().as_os_str();
-        assert_eq!(
-            interpreter(Path::new("/s/x.py"), Some(path)),
-            bin.path().join("python3")
-        );
+        let found = interpreter(Path::new("/s/x.py"), Some(path));
+        // The system's python3 comes first; one on PATH only when there is none.
+        let system = SYSTEM_BIN
+            .iter()
+            .map(|d| Path::new(d).join("python3"))
+            .find(|p| p.is_file());
+        assert_eq!(found, system.unwrap_or_else(|| bin.path().join("python3")));
         assert_eq!(
             interpreter(Path::new("/s/x.sh"), Some(path)),
             exec::bash_path()

@@ -1,6 +1,7 @@
 //! Running one program directly (no shell): its own process group, stdin null, stdout and
 //! stderr captured apart and each bounded, a timeout and a cancellation that end the whole
-//! group, and the group killed if the caller goes away. Cron's pre-run scripts run here.
+//! group; the group also ends when the program does (nothing it started outlives it) and when
+//! the caller goes away. Cron's pre-run scripts run here.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -67,21 +68,39 @@ impl Drop for GroupGuard {
     }
 }
 
-/// Read `stream` to its end, keeping at most `cap` bytes; returns them and whether more came.
-async fn read_bounded(mut stream: impl AsyncRead + Unpin, cap: usize) -> (Vec<u8>, bool) {
-    let mut kept = Vec::new();
-    let mut more = false;
+/// What one stream brought: at most the cap, and whether more came.
+#[derive(Debug, Default)]
+struct Captured {
+    bytes: Vec<u8>,
+    more: bool,
+}
+
+type Sink = std::sync::Arc<std::sync::Mutex<Captured>>;
+
+/// Read `stream` to its end into `sink`, keeping at most `cap` bytes. What was read stays in the
+/// sink even when the read is abandoned (a process that keeps the pipe open).
+async fn read_bounded(mut stream: impl AsyncRead + Unpin, cap: usize, sink: Sink) {
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => return (kept, more),
+            Ok(0) | Err(_) => return,
             Ok(n) => {
-                let room = cap.saturating_sub(kept.len());
-                kept.extend_from_slice(&buf[..n.min(room)]);
-                more |= n > room;
+                let Ok(mut captured) = sink.lock() else {
+                    return;
+                };
+                let room = cap.saturating_sub(captured.bytes.len());
+                captured.bytes.extend_from_slice(&buf[..n.min(room)]);
+                captured.more |= n > room;
             }
         }
     }
+}
+
+fn taken(sink: &Sink) -> (String, bool) {
+    sink.lock().map_or_else(
+        |_| (String::new(), false),
+        |c| (String::from_utf8_lossy(&c.bytes).into_owned(), c.more),
+    )
 }
 
 /// Run `req` to its end, its timeout, or `cancel`.
@@ -119,28 +138,28 @@ pub async fn run_program(req: ProgramRequest, cancel: CancellationToken) -> Prog
     let pgid = Pid::from_raw(pid);
     let mut guard = GroupGuard { pgid, armed: true };
     let cap = req.max_output_bytes;
-    let stdout = child.stdout.take().map(|s| read_bounded(s, cap));
-    let stderr = child.stderr.take().map(|s| read_bounded(s, cap));
-    let readers = async {
+    let (out_sink, err_sink) = (Sink::default(), Sink::default());
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let (out, err) = (out_sink.clone(), err_sink.clone());
+    let readers = async move {
         let out = async {
-            match stdout {
-                Some(f) => f.await,
-                None => (Vec::new(), false),
+            if let Some(s) = stdout {
+                read_bounded(s, cap, out).await;
             }
         };
         let err = async {
-            match stderr {
-                Some(f) => f.await,
-                None => (Vec::new(), false),
+            if let Some(s) = stderr {
+                read_bounded(s, cap, err).await;
             }
         };
-        tokio::join!(out, err)
+        tokio::join!(out, err);
     };
     tokio::pin!(readers);
     let deadline = tokio::time::sleep(req.timeout);
     tokio::pin!(deadline);
     let mut status = None;
-    let mut read = None;
+    let mut read = false;
     let stopped = loop {
         tokio::select! {
             biased;
@@ -149,43 +168,40 @@ pub async fn run_program(req: ProgramRequest, cancel: CancellationToken) -> Prog
             () = &mut deadline => break status.is_none().then_some(ProgramEnd::TimedOut),
             exited = child.wait(), if status.is_none() => {
                 status = Some(exited);
-                if read.is_some() {
+                if read {
                     break None;
                 }
                 deadline.as_mut().reset(tokio::time::Instant::now() + DRAIN_AFTER_EXIT);
             }
-            streams = &mut readers, if read.is_none() => {
-                read = Some(streams);
+            () = &mut readers, if !read => {
+                read = true;
                 if status.is_some() {
                     break None;
                 }
             }
         }
     };
-    // Stopped, or exited leaving a process that holds its output open: the group goes.
-    if stopped.is_some() || read.is_none() {
-        terminate_group(pgid, KILL_GRACE, || {
-            let _ = child.try_wait();
-        })
-        .await;
-    }
+    // The program's processes end with it: stopped, or exited leaving some behind (one that
+    // holds its output open, or one it sent to the background).
+    terminate_group(pgid, KILL_GRACE, || {
+        let _ = child.try_wait();
+    })
+    .await;
     guard.armed = false;
-    let ((out, out_more), (err, err_more)) = match read {
-        Some(streams) => streams,
-        // Whatever was read before the stop, once the group is gone and the pipes close.
-        None => tokio::time::timeout(DRAIN_AFTER_EXIT, &mut readers)
-            .await
-            .unwrap_or_default(),
-    };
+    if !read {
+        // What is still in the pipes, now that the group is gone.
+        let _ = tokio::time::timeout(DRAIN_AFTER_EXIT, &mut readers).await;
+    }
     let end = stopped.unwrap_or_else(|| match status {
         Some(Ok(st)) => ProgramEnd::Exited(exit_code_of(&st)),
         Some(Err(e)) => ProgramEnd::SpawnFailed(format!("cannot wait for the program: {e}")),
         None => ProgramEnd::Exited(-1),
     });
+    let ((stdout, out_more), (stderr, err_more)) = (taken(&out_sink), taken(&err_sink));
     ProgramRun {
         end,
-        stdout: String::from_utf8_lossy(&out).into_owned(),
-        stderr: String::from_utf8_lossy(&err).into_owned(),
+        stdout,
+        stderr,
         truncated: out_more || err_more,
     }
 }
@@ -249,6 +265,17 @@ mod tests {
             .map(|o| o.stdout.is_empty())
             .unwrap_or(true);
         assert!(pgid_gone, "the group's background child is still alive");
+    }
+
+    #[tokio::test]
+    async fn output_before_a_child_that_holds_the_pipe_is_kept() {
+        let run = run_program(
+            request("echo report; sleep 30 & exit 0", Duration::from_secs(20)),
+            CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(run.end, ProgramEnd::Exited(0));
+        assert_eq!(run.stdout, "report\n");
     }
 
     #[tokio::test]

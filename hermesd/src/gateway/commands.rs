@@ -99,6 +99,19 @@ pub async fn run(gateway: &Arc<Gateway>, link: &Arc<Link>, row: &InboundRow) {
         Some(command) => builtin(gateway, link, row, command.name, &rest).await,
         None => match skill_request(gateway, &name, &rest).await {
             Some(text) => {
+                // In a chat its people share, the skill's request says who asked, as messages do.
+                let text = if super::routing::is_personal(
+                    &row.session_key,
+                    &row.chat_id,
+                    &row.thread_id,
+                ) {
+                    text
+                } else {
+                    format!(
+                        "[{}] {text}",
+                        super::inbound::inline_name(&row.user_name, &row.user_id)
+                    )
+                };
                 reply::run_turn(gateway, link, row, text).await;
                 return;
             }

@@ -115,7 +115,7 @@ fn pairing_reply(
 
 /// A display name as one line of at most 80 characters (Hermes' `neutralize_untrusted_inline_text`):
 /// a name cannot open a new section of the prompt.
-fn inline_name(name: &str, id: &str) -> String {
+pub(super) fn inline_name(name: &str, id: &str) -> String {
     let name = if name.trim().is_empty() { id } else { name };
     let flat: String = name
         .chars()

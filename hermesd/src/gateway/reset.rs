@@ -47,12 +47,10 @@ pub fn due(policy: &ResetPolicy, last: i64, now: DateTime<Local>) -> Option<Reas
         }
     }
     if policy.mode.daily() {
-        let today = now
-            .date_naive()
-            .and_hms_opt(policy.at_hour, 0, 0)
-            .and_then(|t| Local.from_local_datetime(&t).earliest())?;
+        let date = now.date_naive();
+        let today = local_at(date, policy.at_hour)?;
         let boundary = if now < today {
-            today - Days::days(1)
+            local_at(date.pred_opt()?, policy.at_hour)?
         } else {
             today
         };
@@ -61,6 +59,14 @@ pub fn due(policy: &ResetPolicy, last: i64, now: DateTime<Local>) -> Option<Reas
         }
     }
     None
+}
+
+/// `hour`:00 local time on `date`; in a DST gap, the first whole hour that exists after it.
+fn local_at(date: chrono::NaiveDate, hour: u32) -> Option<DateTime<Local>> {
+    (0..=2).find_map(|later| {
+        let t = date.and_hms_opt((hour + later).min(23), 0, 0)?;
+        Local.from_local_datetime(&t).earliest()
+    })
 }
 
 /// The chat's notice (Hermes' words; `/resume` is not offered in chats here, so it says where
@@ -110,8 +116,14 @@ pub async fn fresh_if_due(
         .tool_services
         .processes
         .scoped(&session.conversation_id);
-    if processes.has_running_younger_than(max_age) {
-        tracing::info!(session = %session.id, ?reason, "reset due, but a background process runs: kept");
+    // Never under a running turn (a terminal attached to the conversation may have started one).
+    let turn_running = gateway
+        .runner
+        .hub
+        .get(&session.conversation_id)
+        .is_some_and(|live| live.is_running());
+    if turn_running || processes.has_running_younger_than(max_age) {
+        tracing::info!(session = %session.id, ?reason, "reset due, but a turn or a background process runs: kept");
         return Ok((session, None));
     }
     let fresh = reply::new_conversation(gateway, link, row).await?;

@@ -27,6 +27,7 @@ pub use metadata::{ContextSource, MetadataCache};
 pub use provider::{AnthropicMessages, OpenAiChat, Provider, for_endpoint};
 pub use settings::{
     HOW_TO_CONFIGURE, SettingsError, auxiliary_endpoint, check_job_base_url, endpoints, key_env,
+    known_base_url,
 };
 pub use transport::{HttpClient, Response as HttpResponse, TransportError, TransportKind};
 pub use types::{

@@ -178,11 +178,17 @@ pub fn check_job_base_url(provider: &str, base_url: &str) -> Result<(), String> 
     if base_url.is_empty() {
         return Ok(());
     }
+    // Scheme, host and port: the same host on another port or without TLS is another server.
     let host = |url: &str| {
-        url.parse::<http::Uri>()
-            .ok()
-            .filter(|u| matches!(u.scheme_str(), Some("http" | "https")))
-            .and_then(|u| u.host().map(str::to_ascii_lowercase))
+        let uri = url.parse::<http::Uri>().ok()?;
+        let scheme = uri
+            .scheme_str()
+            .filter(|s| matches!(*s, "http" | "https"))?;
+        let port = uri
+            .port_u16()
+            .unwrap_or(if scheme == "https" { 443 } else { 80 });
+        let host = uri.host()?.trim_end_matches('.').to_ascii_lowercase();
+        Some(format!("{scheme}://{host}:{port}"))
     };
     let Some(wanted) = host(base_url) else {
         return Err(format!(
@@ -212,6 +218,14 @@ pub fn check_job_base_url(provider: &str, base_url: &str) -> Result<(), String> 
         ));
     }
     Ok(())
+}
+
+/// A known provider's own endpoint.
+pub fn known_base_url(provider: &str) -> Option<&'static str> {
+    KNOWN
+        .iter()
+        .find(|k| k.name.eq_ignore_ascii_case(provider))
+        .map(|k| k.base_url)
 }
 
 /// The environment variable a known provider's key is read from.
@@ -245,6 +259,22 @@ pub fn auxiliary_endpoint(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_pinned_server_is_its_providers_own_scheme_host_and_port() {
+        assert!(check_job_base_url("openrouter", "https://openrouter.ai/api/v1").is_ok());
+        assert!(check_job_base_url("OpenRouter", "https://OPENROUTER.ai./api/v1").is_ok());
+        for url in [
+            "http://openrouter.ai/api/v1",
+            "https://openrouter.ai:8443/api/v1",
+            "https://openrouter.ai@evil.example/api/v1",
+            "https://evil.example/v1",
+        ] {
+            assert!(check_job_base_url("openrouter", url).is_err(), "{url}");
+        }
+        assert!(check_job_base_url("ollama", "http://127.0.0.1:9999/v1").is_err());
+        assert!(check_job_base_url("custom", "http://127.0.0.1:9999/v1").is_ok());
+    }
+
     use super::*;
 
     /// The chain `yaml` configures (read as `Config::load` reads it).

@@ -134,7 +134,8 @@ impl CronSection {
         Self {
             timezone,
             max_parallel: count(r, "cron.max_parallel_jobs", d.max_parallel, 1, 256),
-            inactivity_timeout: (timeout > 0.0).then(|| Duration::from_secs_f64(timeout)),
+            inactivity_timeout: (timeout > 0.0)
+                .then(|| Duration::from_secs_f64(timeout.min(31_536_000.0))),
             catch_up_window: Duration::from_secs_f64(
                 r.seconds("cron.catch_up_window", d.catch_up_window.as_secs_f64()),
             ),

@@ -25,6 +25,12 @@ pub enum WriteVerdict {
     },
 }
 
+/// A write cron would run unattended.
+const UNATTENDED: WriteVerdict = WriteVerdict::NeedsApproval {
+    key: "write to the cron scripts",
+    reason: "cron jobs run these scripts unattended, without asking",
+};
+
 /// What a protected path is, for the command rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protected {
@@ -225,11 +231,13 @@ impl PathPolicy {
                 };
             }
             if lists::HOME_UNATTENDED.iter().any(|s| rest.starts_with(s)) {
-                return WriteVerdict::NeedsApproval {
-                    key: "write to the cron scripts",
-                    reason: "cron jobs run these scripts unattended, without asking",
-                };
+                return UNATTENDED;
             }
+        }
+        // The scripts directory may be a symlink elsewhere (a dotfiles checkout): what it
+        // points at is as unattended.
+        if self.in_unattended_target(path) {
+            return UNATTENDED;
         }
         let Some(user) = self.in_user_home(path) else {
             return WriteVerdict::Allowed;
@@ -246,6 +254,18 @@ impl PathPolicy {
             };
         }
         WriteVerdict::Allowed
+    }
+
+    /// Whether `path` (real) is below where a home's unattended directory (`scripts/`) really is,
+    /// when that directory is a symlink.
+    fn in_unattended_target(&self, path: &Path) -> bool {
+        [&self.home, &self.root].into_iter().any(|home| {
+            lists::HOME_UNATTENDED.iter().any(|dir| {
+                let given = home.join(dir);
+                let target = real(&given);
+                target != given && path.starts_with(&target)
+            })
+        })
     }
 
     /// Why the agent may not work in directory `dir` (real), if it may not: the places whose

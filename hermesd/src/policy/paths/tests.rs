@@ -75,6 +75,26 @@ fn a_symlink_is_judged_by_its_target() {
 }
 
 #[test]
+fn a_scripts_directory_that_is_a_symlink_guards_its_target() {
+    let l = Layout::new();
+    std::fs::create_dir_all(l.at("dotfiles/hermes-scripts")).unwrap();
+    std::os::unix::fs::symlink(l.at("dotfiles/hermes-scripts"), l.at(".hermes/scripts")).unwrap();
+    let p = l.policy(".hermes");
+    let through = p.resolve("~/.hermes/scripts/x.sh", &l.at("project"));
+    assert!(matches!(
+        p.check_write(&through),
+        WriteVerdict::NeedsApproval {
+            key: "write to the cron scripts",
+            ..
+        }
+    ));
+    assert_eq!(
+        p.check_write(&l.at("dotfiles/other.sh")),
+        WriteVerdict::Allowed
+    );
+}
+
+#[test]
 fn prompt_sources_and_shell_files_need_approval_credentials_are_refused() {
     let l = Layout::new();
     let p = l.policy(".hermes");

@@ -118,3 +118,17 @@ fn the_script_timeout_is_configured_and_the_env_wins() {
     );
     assert_eq!(s.cron.script_timeout, Duration::from_secs(120));
 }
+
+#[test]
+fn a_huge_env_timeout_is_a_year_not_a_panic() {
+    let env = Env::from_pairs([
+        ("HERMES_CRON_TIMEOUT", "1e20"),
+        ("HERMES_CRON_SCRIPT_TIMEOUT", "1e30"),
+    ]);
+    let (s, _) = read_with("{}", &env);
+    assert_eq!(
+        s.cron.inactivity_timeout,
+        Some(Duration::from_secs(31_536_000))
+    );
+    assert_eq!(s.cron.script_timeout, Duration::from_secs(31_536_000));
+}
