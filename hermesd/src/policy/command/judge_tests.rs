@@ -216,6 +216,9 @@ fn a_hermes_home_written_as_a_whole_or_by_directory_needs_approval() {
 #[test]
 fn writes_to_start_up_files_and_prompt_sources_ask_as_the_file_tools_do() {
     let s = setup(&[]);
+    for d in [".hermes/scripts", ".hermes/memories"] {
+        std::fs::create_dir_all(s.user.join(d)).unwrap();
+    }
     std::fs::write(s.user.join(".bashrc"), "").unwrap();
     std::os::unix::fs::symlink(s.user.join(".bashrc"), s.user.join("project/rc")).unwrap();
     for (command, key) in [

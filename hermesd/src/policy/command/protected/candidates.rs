@@ -67,7 +67,17 @@ pub(super) fn candidates(word: &str, cwd: &Path, paths: &PathPolicy, prints: boo
         } else {
             vec![paths.resolve_in(dir, cwd)]
         };
+        // A literal name under a directory of a Hermes home picked at run time may be a file
+        // the command is about to create (`> ~/.hermes/$d/run.sh`): it counts too.
+        let literal = !has_glob(pattern) && !pattern.contains(UNKNOWN) && has_glob(dir);
         for dir in dirs {
+            let in_a_home = paths.is_hermes_home(&dir)
+                || dir
+                    .parent()
+                    .is_some_and(|parent| paths.is_hermes_home(parent));
+            if literal && in_a_home {
+                out.push(dir.join(pattern));
+            }
             if paths.is_hermes_home(&dir) {
                 out.extend(
                     PathPolicy::home_file_names()
