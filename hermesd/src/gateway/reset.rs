@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Duration as Days, Local, TimeZone};
+use chrono::{DateTime, Local, TimeDelta, TimeZone};
 
 use super::{Gateway, Link, chats::chat_of, outbox, reply};
 use crate::config::settings::{ResetPolicy, SessionResetSection};
@@ -41,7 +41,7 @@ pub fn due(policy: &ResetPolicy, last: i64, now: DateTime<Local>) -> Option<Reas
     let last = DateTime::from_timestamp_millis(last)?.with_timezone(&Local);
     if policy.mode.idle() {
         let minutes = i64::try_from(policy.idle_minutes).unwrap_or(i64::MAX);
-        let until = Days::try_minutes(minutes).and_then(|idle| last.checked_add_signed(idle));
+        let until = TimeDelta::try_minutes(minutes).and_then(|idle| last.checked_add_signed(idle));
         if until.is_some_and(|until| now > until) {
             return Some(Reason::Idle);
         }
