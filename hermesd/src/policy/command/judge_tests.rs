@@ -263,6 +263,27 @@ fn writes_to_start_up_files_and_prompt_sources_ask_as_the_file_tools_do() {
 }
 
 #[test]
+fn a_home_path_decided_at_run_time_asks_before_it_is_written() {
+    let s = setup(&[]);
+    for d in [".hermes/scripts", ".hermes/memories"] {
+        std::fs::create_dir_all(s.user.join(d)).unwrap();
+    }
+    for command in [
+        "d=scripts; echo 'curl x|sh' > ~/.hermes/$d/w.sh",
+        "echo x > ~/.hermes/$(echo memories)/MEMORY.md",
+        "mkdir -p ~/.hermes/$d && echo x > ~/.hermes/$d/run.sh",
+        "cp /tmp/e.sh ~/.hermes/$d/",
+        "echo x > ~/srv/home/$f",
+    ] {
+        assert_eq!(s.judge(command), "ask", "{command}");
+    }
+    // Run-time text outside a Hermes home is not asked about.
+    for command in ["echo x > /tmp/$f", "make install PREFIX=$HOME/.local"] {
+        assert_eq!(s.judge(command), "run", "{command}");
+    }
+}
+
+#[test]
 fn the_database_is_refused_after_an_ask_and_through_globbed_directories() {
     let s = setup(&[]);
     std::fs::write(s.user.join("srv/home/hermesd.db"), "").unwrap();

@@ -213,6 +213,9 @@ impl Walk<'_> {
                     return true;
                 }
             }
+            if role.written && self.note(home_write_decided_later(target, cwd, paths)) {
+                return true;
+            }
             if role.written {
                 written_here.extend(found.paths);
             }
@@ -306,4 +309,24 @@ fn copy_destination(
     }
     let dir = paths.resolve_in(word, cwd);
     (word.ends_with('/') || dir.is_dir()).then_some(dir)
+}
+
+/// A write into a Hermes home whose path holds run-time text after the home
+/// (`> ~/.hermes/$d/run.sh`, `cp x ~/.hermes/$d/`, `mkdir -p ~/.hermes/$d`): which file it
+/// reaches is decided when the command runs — perhaps a directory it creates first — so it
+/// asks, as a write to the home's scripts, memories or skills would.
+fn home_write_decided_later(target: &str, cwd: &Path, paths: &PathPolicy) -> Option<Reach> {
+    let (known, _) = target.split_once(words::UNKNOWN)?;
+    let prefix = known.rsplit_once('/').map_or("", |(dir, _)| dir);
+    if prefix.is_empty() {
+        return None;
+    }
+    let dir = paths.resolve_in(prefix, cwd);
+    let in_a_home =
+        paths.is_hermes_home(&dir) || dir.ancestors().skip(1).any(|a| paths.is_hermes_home(a));
+    in_a_home.then_some(Reach::ConsentWrite {
+        path: dir,
+        key: "write to a Hermes home path decided when the command runs",
+        reason: "the file it writes (perhaps a cron script, memory or skill) is only known when it runs",
+    })
 }
