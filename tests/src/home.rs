@@ -127,18 +127,35 @@ impl TestHome {
             .expect("lock the pidfile");
     }
 
-    /// Resident memory of this home's running daemon (from its pidfile), in MiB.
-    pub fn daemon_rss_mib(&self) -> f64 {
-        let pid =
-            std::fs::read_to_string(self.path().join("hermesd.pid")).expect("read the pidfile");
-        let status = std::fs::read_to_string(format!("/proc/{}/status", pid.trim()))
+    /// The pid of this home's running daemon (from its pidfile).
+    pub fn daemon_pid(&self) -> String {
+        std::fs::read_to_string(self.path().join("hermesd.pid"))
+            .expect("read the pidfile")
+            .trim()
+            .to_string()
+    }
+
+    /// A field of the running daemon's `/proc/<pid>/status` given in kB (`VmRSS:`, `VmHWM:`),
+    /// in MiB.
+    pub fn daemon_status_mib(&self, field: &str) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.daemon_pid()))
             .expect("read the daemon's /proc status");
         let kib: f64 = status
             .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .find_map(|l| l.strip_prefix(field))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .expect("VmRSS in /proc status");
+            .unwrap_or_else(|| panic!("{field} in /proc status"));
         kib / 1024.0
+    }
+
+    /// Resident memory of this home's running daemon, in MiB.
+    pub fn daemon_rss_mib(&self) -> f64 {
+        self.daemon_status_mib("VmRSS:")
+    }
+
+    /// Reset the daemon's peak RSS (`VmHWM`) to its current RSS; false where the kernel refuses.
+    pub fn reset_daemon_peak(&self) -> bool {
+        std::fs::write(format!("/proc/{}/clear_refs", self.daemon_pid()), "5").is_ok()
     }
 
     /// Run hermesctl off the async runtime (for tests whose fake servers run on it).

@@ -39,6 +39,16 @@ impl Row {
 }
 
 /// The `p` quantile (0..=1) of `samples`, which get sorted.
+/// A row with one value (not a distribution).
+pub fn value_row(what: String, value: String, target: &'static str) -> Row {
+    Row {
+        what,
+        median: value,
+        p90: String::new(),
+        target,
+    }
+}
+
 pub fn percentile(samples: &mut [Duration], p: f64) -> Duration {
     samples.sort();
     let index = ((samples.len() as f64 - 1.0) * p).round() as usize;

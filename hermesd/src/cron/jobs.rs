@@ -190,7 +190,7 @@ pub fn check_script(raw: &str) -> Result<String, JobError> {
 }
 
 /// A job's pinned provider and server, checked as Hermes checks them.
-fn check_pins(provider: &str, base_url: &str) -> Result<(String, String), JobError> {
+pub(super) fn check_pins(provider: &str, base_url: &str) -> Result<(String, String), JobError> {
     let provider = provider.trim().to_ascii_lowercase();
     let base_url = base_url.trim().trim_end_matches('/').to_string();
     crate::llm::check_job_base_url(&provider, &base_url).map_err(JobError)?;

@@ -89,9 +89,8 @@ fn convert(job: &Value) -> Result<CronJobRow, String> {
     if prompt.is_empty() && !no_agent {
         return Err("the job has no prompt".into());
     }
-    let (provider, base_url) = (text(job, "provider"), text(job, "base_url"));
-    let base_url = base_url.trim_end_matches('/').to_string();
-    crate::llm::check_job_base_url(&provider, &base_url)?;
+    let (provider, base_url) =
+        super::jobs::check_pins(&text(job, "provider"), &text(job, "base_url")).map_err(|e| e.0)?;
     let schedule_value = job.get("schedule").ok_or("the job has no schedule")?;
     let schedule: Schedule = from_python(schedule_value).map_err(|e| e.to_string())?;
     let shown = Some(text(job, "schedule_display"))
@@ -154,7 +153,7 @@ fn convert(job: &Value) -> Result<CronJobRow, String> {
         created_at: millis(job, "created_at").unwrap_or_else(crate::store::now_ms),
         script,
         no_agent,
-        provider: provider.to_ascii_lowercase(),
+        provider,
         base_url,
     })
 }

@@ -82,21 +82,26 @@ pub async fn run(
     timeout: Duration,
     stop: CancellationToken,
 ) -> ScriptOutcome {
-    let home = services.hermes_home.clone();
-    let wanted = relative.to_string();
-    let resolved = tokio::task::spawn_blocking(move || resolve(&home, &wanted)).await;
-    let script = match resolved {
-        Ok(Ok(script)) => script,
-        Ok(Err(why)) => return ScriptOutcome::Failed(why),
-        Err(e) => return ScriptOutcome::Failed(format!("cannot look up the script: {e}")),
-    };
     let login = services.login_env().await;
     let env = exec::child_env(&login, &[]);
     let path = env
         .iter()
         .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.as_os_str());
-    let program = interpreter(&script, path);
+        .map(|(_, v)| v.clone());
+    let (home, wanted) = (services.hermes_home.clone(), relative.to_string());
+    // Both look at the file system: off the runtime's threads.
+    let found = tokio::task::spawn_blocking(move || {
+        resolve(&home, &wanted).map(|script| {
+            let program = interpreter(&script, path.as_deref());
+            (script, program)
+        })
+    })
+    .await;
+    let (script, program) = match found {
+        Ok(Ok(found)) => found,
+        Ok(Err(why)) => return ScriptOutcome::Failed(why),
+        Err(e) => return ScriptOutcome::Failed(format!("cannot look up the script: {e}")),
+    };
     let cwd = script
         .parent()
         .map_or_else(|| services.hermes_home.clone(), Path::to_path_buf);

@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::output::{HeadTailCollector, Utf8Decoder};
 use super::shell::{
-    EXIT_DRAIN_IDLE, EXIT_DRAIN_MAX, ShellChild, exit_code_of, resolve_safe_cwd_async, spawn_shell,
-    terminate_group,
+    EXIT_DRAIN_IDLE, EXIT_DRAIN_MAX, GroupGuard, ShellChild, exit_code_of, resolve_safe_cwd_async,
+    spawn_shell, terminate_group,
 };
 use super::terminal::{DEFAULT_MAX_OUTPUT_CHARS, DEFAULT_TIMEOUT_SECS, interpret_exit_code};
 use crate::policy::command::Clearance;
@@ -145,21 +145,6 @@ impl<F: FnMut(&str)> OutputSink<F> {
         self.collector.push(&self.text);
         (self.on_output)(&strip_ansi(&self.text));
         self.text.clear();
-    }
-}
-
-/// Kills the command's process group if the run is abandoned (its future dropped) before the
-/// command ended or was terminated.
-struct GroupGuard {
-    pgid: nix::unistd::Pid,
-    armed: bool,
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if self.armed {
-            let _ = nix::sys::signal::killpg(self.pgid, nix::sys::signal::Signal::SIGKILL);
-        }
     }
 }
 

@@ -8,13 +8,12 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
-use super::shell::{exit_code_of, terminate_group};
+use super::shell::{GroupGuard, exit_code_of, terminate_group};
 
 /// Grace between SIGTERM and SIGKILL when the program is stopped.
 const KILL_GRACE: Duration = Duration::from_secs(1);
@@ -52,20 +51,6 @@ pub struct ProgramRun {
     pub stderr: String,
     /// Whether either stream was longer than the cap.
     pub truncated: bool,
-}
-
-/// Kills the group if the run is dropped before the program ended.
-struct GroupGuard {
-    pgid: Pid,
-    armed: bool,
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        if self.armed {
-            let _ = killpg(self.pgid, Signal::SIGKILL);
-        }
-    }
 }
 
 /// What one stream brought: at most the cap, and whether more came.

@@ -48,6 +48,21 @@ pub(super) fn bash() -> &'static Path {
     BASH.as_path()
 }
 
+/// Kills a process group if the run that started it is abandoned (its future dropped) before
+/// the group ended or was terminated; disarm it once the group is dealt with.
+pub(super) struct GroupGuard {
+    pub(super) pgid: Pid,
+    pub(super) armed: bool,
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            let _ = killpg(self.pgid, Signal::SIGKILL);
+        }
+    }
+}
+
 /// A running `bash -c` whose stdout and stderr both feed `output`.
 pub(super) struct ShellChild {
     pub(super) child: Child,

@@ -35,7 +35,7 @@ use hermes_tests::{
     fake_llm::{FakeLlm, Reply},
     fake_telegram::{Call, Chat, FakeTelegram},
     home::StopOnDrop,
-    report::{Row, print},
+    report::{Row, print, value_row},
     telegram_home,
 };
 use serde_json::Value;
@@ -66,39 +66,6 @@ impl Size {
             chats: n.max(5),
             samples: n.clamp(3, 20),
         }
-    }
-}
-
-fn daemon_pid(home: &TestHome) -> String {
-    std::fs::read_to_string(home.path().join("hermesd.pid"))
-        .expect("read the pidfile")
-        .trim()
-        .to_string()
-}
-
-/// A `/proc/<pid>/status` field in kB, as MiB.
-fn status_mib(pid: &str, field: &str) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .expect("read the daemon's /proc status");
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or_else(|| panic!("{field} in /proc status"));
-    kib / 1024.0
-}
-
-/// Resets the daemon's peak RSS (`VmHWM`) to its current RSS; false where the kernel refuses.
-fn reset_peak(pid: &str) -> bool {
-    std::fs::write(format!("/proc/{pid}/clear_refs"), "5").is_ok()
-}
-
-fn value_row(what: String, value: String, target: &'static str) -> Row {
-    Row {
-        what,
-        median: value,
-        p90: String::new(),
-        target,
     }
 }
 
@@ -183,7 +150,6 @@ async fn main() {
     tokio::time::timeout(WAIT, telegram_home::wait_state(&home, "connected"))
         .await
         .expect("the gateway connects to the fake Bot API");
-    let pid = daemon_pid(&home);
     let mut cron = pb::cron_client::CronClient::new(connect(&home.socket()).await);
     let mut rows = Vec::new();
 
@@ -251,8 +217,8 @@ async fn main() {
     for _ in 0..size.jobs {
         llm.push(Reply::text(ANSWER));
     }
-    let peak_reset = reset_peak(&pid);
-    let rss_before = status_mib(&pid, "VmRSS:");
+    let peak_reset = home.reset_daemon_peak();
+    let rss_before = home.daemon_status_mib("VmRSS:");
     let base = (Utc::now(), Instant::now());
     let lead = TimeDelta::milliseconds(2_000 + 10 * size.jobs as i64);
     let due_at = DateTime::from_timestamp((base.0 + lead).timestamp() + 1, 0).expect("a time");
@@ -277,7 +243,7 @@ async fn main() {
     }
     let added = Instant::now();
     let adds_took = added - base.1;
-    let mut rss_peak_sampled = status_mib(&pid, "VmRSS:");
+    let mut rss_peak_sampled = home.daemon_status_mib("VmRSS:");
     let db = rusqlite::Connection::open_with_flags(
         home.path().join("hermesd.db"),
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
@@ -295,7 +261,7 @@ async fn main() {
     };
     let mut timed_out = false;
     loop {
-        rss_peak_sampled = rss_peak_sampled.max(status_mib(&pid, "VmRSS:"));
+        rss_peak_sampled = rss_peak_sampled.max(home.daemon_status_mib("VmRSS:"));
         let shown: usize = bot.view(|v| load_chats.clone().map(|id| v.messages(id).len()).sum());
         if shown >= size.jobs && closed_runs() >= size.jobs {
             break;
@@ -306,8 +272,8 @@ async fn main() {
         }
         tokio::time::sleep(LOOK_EVERY).await;
     }
-    let peak_hwm = status_mib(&pid, "VmHWM:");
-    let rss_after = status_mib(&pid, "VmRSS:");
+    let peak_hwm = home.daemon_status_mib("VmHWM:");
+    let rss_after = home.daemon_status_mib("VmRSS:");
 
     // What arrived: each job's messages, by the name on their first line.
     let mut copies: BTreeMap<String, Vec<i64>> = BTreeMap::new();

@@ -23,7 +23,7 @@ use hermes_tests::{
     fake_llm::{FakeLlm, Reply},
     fake_telegram::{Call, Chat, FakeTelegram, User},
     home::StopOnDrop,
-    report::{Row, print},
+    report::{Row, print, value_row},
     telegram_home,
 };
 use serde_json::Value;
@@ -62,41 +62,8 @@ impl Scale {
     }
 }
 
-fn daemon_pid(home: &TestHome) -> String {
-    std::fs::read_to_string(home.path().join("hermesd.pid"))
-        .expect("read the pidfile")
-        .trim()
-        .to_string()
-}
-
-/// A `/proc/<pid>/status` field in kB, as MiB.
-fn status_mib(home: &TestHome, field: &str) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{}/status", daemon_pid(home)))
-        .expect("read the daemon's /proc status");
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or_else(|| panic!("{field} in /proc status"));
-    kib / 1024.0
-}
-
-/// Resets the daemon's peak RSS (`VmHWM`) to its current RSS; false where the kernel refuses.
-fn reset_peak(home: &TestHome) -> bool {
-    std::fs::write(format!("/proc/{}/clear_refs", daemon_pid(home)), "5").is_ok()
-}
-
 fn mib(value: f64) -> String {
     format!("{value:.1} MiB")
-}
-
-fn value_row(what: String, value: String, target: &'static str) -> Row {
-    Row {
-        what,
-        median: value,
-        p90: String::new(),
-        target,
-    }
 }
 
 fn log_says(home: &TestHome, line: &str) -> bool {
@@ -198,7 +165,7 @@ async fn main() {
     for _ in 0..messages {
         llm.push(Reply::text(ANSWER));
     }
-    let peak_reset = reset_peak(&home);
+    let peak_reset = home.reset_daemon_peak();
     let began = Instant::now();
     for round in 0..scale.per_chat {
         for i in 0..scale.chats {
@@ -218,7 +185,7 @@ async fn main() {
     })
     .await;
     let took = began.elapsed();
-    let peak = status_mib(&home, "VmHWM:");
+    let peak = home.daemon_status_mib("VmHWM:");
     let answered_rss = home.daemon_rss_mib();
     let model_calls = llm.chat_requests().len();
     rows.push(value_row(
