@@ -31,3 +31,10 @@ pub fn hex12() -> String {
     let _ = getrandom::fill(&mut random);
     random.iter().map(|b| format!("{b:02x}")).collect()
 }
+
+/// `bytes` random bytes as lowercase hex (the API server's `chatcmpl-…` and `run_…` ids).
+pub fn random_hex(bytes: usize) -> String {
+    let mut random = vec![0u8; bytes];
+    let _ = getrandom::fill(&mut random);
+    random.iter().map(|b| format!("{b:02x}")).collect()
+}

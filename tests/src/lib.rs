@@ -47,8 +47,8 @@ pub fn python() -> std::process::Command {
 }
 
 /// What a test says when [`python`] cannot run its script: the fix is `scripts/test`.
-pub const PYTHON_HINT: &str = "the foreign-client tests need Python with grpcio, grpcio-reflection \
-     and grpcio-health-checking (tests/requirements.txt): run them with `scripts/test`, which \
+pub const PYTHON_HINT: &str = "the foreign-client tests need Python with grpcio, grpcio-reflection, \
+     grpcio-health-checking and openai (tests/requirements.txt): run them with `scripts/test`, which \
      provisions a venv, or set HERMESD_TEST_PYTHON to such an interpreter";
 
 /// An ISO-8601 UTC time (`2026-12-01T09:00:00Z`) `seconds` from now, as cron schedules take it.

@@ -43,7 +43,7 @@ impl Messenger for GatewayMessenger {
             return Vec::new();
         };
         let mut out = Vec::new();
-        for status in gateway.status() {
+        for status in gateway.chat_status() {
             let platform = status.platform.clone();
             let home = home(&gateway, &platform).await.map(|p| known(&p));
             let listed = platform.clone();

@@ -8,6 +8,7 @@
 
 pub mod access;
 pub mod adapter;
+pub mod api;
 mod approvals;
 mod chats;
 mod commands;
@@ -23,6 +24,7 @@ mod reply;
 mod reset;
 mod retention;
 pub mod routing;
+pub mod secret;
 pub mod split;
 pub mod status;
 mod supervisor;
@@ -37,6 +39,9 @@ pub use status::{LinkState, PlatformStatus, StatusCell};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::TurnRunner;
+
+/// The platforms whose clients call in over HTTP; nothing is sent to them.
+pub const HTTP_PLATFORMS: &[&str] = &["api_server", "webhook"];
 
 /// One platform: its adapter and status.
 pub struct Link {
@@ -85,6 +90,9 @@ impl Gateway {
         let settings = &config.settings.gateway;
         let mut statuses = Vec::new();
         let has_platform = settings.telegram.is_some();
+        if settings.api_server.is_some() {
+            statuses.push(StatusCell::new("api_server", LinkState::Connecting));
+        }
         if settings.telegram_disabled {
             statuses.push(StatusCell::new("telegram", LinkState::Disabled));
         } else if settings.telegram.is_some() {
@@ -108,6 +116,12 @@ impl Gateway {
     /// daemon's readiness).
     pub async fn start(self: &Arc<Self>) {
         let config = self.runner.config();
+        if let (Some(settings), Some(status)) = (
+            config.settings.gateway.api_server.clone(),
+            self.cell("api_server"),
+        ) {
+            tokio::spawn(api::start(Arc::clone(self), settings, status));
+        }
         let Some(settings) = config.settings.gateway.telegram.clone() else {
             return;
         };
@@ -163,6 +177,14 @@ impl Gateway {
             .iter()
             .find(|c| c.get().platform == platform)
             .cloned()
+    }
+
+    /// How the chat platforms are doing: the ones messages can be sent to, which have home
+    /// channels (not the API server or the webhook platform, whose clients call in).
+    pub fn chat_status(&self) -> Vec<PlatformStatus> {
+        let mut all = self.status();
+        all.retain(|s| !HTTP_PLATFORMS.contains(&s.platform.as_str()));
+        all
     }
 
     /// How every platform is doing.

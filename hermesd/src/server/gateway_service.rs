@@ -223,7 +223,7 @@ impl pb::gateway_server::Gateway for GatewayService {
         _request: Request<pb::ListHomesRequest>,
     ) -> Result<Response<pb::ListHomesResponse>, Status> {
         let mut homes = Vec::new();
-        for status in self.state.gateway.status() {
+        for status in self.state.gateway.chat_status() {
             let home = gateway::home_with_source(&self.state.gateway, &status.platform);
             homes.push(home_of(&status.platform, home.await));
         }

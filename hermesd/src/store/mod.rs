@@ -60,8 +60,8 @@ pub use retention::{delete_conversations, fts_merge_step, stale_conversations, v
 pub use rewind::{Undone, undo_last_exchange};
 pub use sessions::{
     Lineage, ListFilter, NewSession, SessionRow, delete_conversation, end_session, get_session,
-    insert_session, list_sessions, owned_sessions, resolve_conversation, resolve_reference,
-    set_busy_policy, set_system_prompt, set_title, system_prompt,
+    insert_session, insert_session_as, list_sessions, owned_sessions, resolve_conversation,
+    resolve_reference, set_busy_policy, set_system_prompt, set_title, system_prompt,
 };
 pub use skill_records::{
     SkillRecord, delete_skill_record, put_skill_record, skill_record, skill_records,

@@ -109,10 +109,23 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<SessionRow> {
 
 /// Insert a session with a fresh id (Hermes' `YYYYMMDD_HHMMSS_xxxxxx` shape).
 pub fn insert_session(tx: &Transaction<'_>, new: &NewSession) -> Result<SessionRow, StoreError> {
+    insert_session_as(tx, None, new)
+}
+
+/// Insert a root session with the id a client chose (the API server's `api-…` ids), or a new id
+/// when `chosen` is `None`. A chosen id that exists is an error, never a second row.
+pub fn insert_session_as(
+    tx: &Transaction<'_>,
+    chosen: Option<&str>,
+    new: &NewSession,
+) -> Result<SessionRow, StoreError> {
     let now = now_ms();
     let mut attempt = 0;
     loop {
-        let id = crate::ids::session_id();
+        let id = match chosen {
+            Some(id) => id.to_string(),
+            None => crate::ids::session_id(),
+        };
         let inserted = tx
             .execute(
                 "INSERT OR IGNORE INTO sessions
@@ -141,6 +154,9 @@ pub fn insert_session(tx: &Transaction<'_>, new: &NewSession) -> Result<SessionR
                 .map_err(StoreError::sql("link compressed segment"))?;
             }
             return get_session(tx, &id)?.ok_or(StoreError::SessionNotFound(id));
+        }
+        if chosen.is_some() {
+            return Err(StoreError::Task(format!("session {id} exists already")));
         }
         attempt += 1;
         if attempt > 16 {

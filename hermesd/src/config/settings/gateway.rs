@@ -79,6 +79,10 @@ pub struct GatewaySection {
     pub redact_pii: bool,
     /// `session_reset`: when a chat's conversation starts over by itself.
     pub session_reset: super::session_reset::SessionResetSection,
+    /// The OpenAI-compatible API server (`api_server.rs`); `None` when off.
+    pub api_server: Option<super::api_server::ApiServerSettings>,
+    /// The webhook platform (`webhook.rs`); `None` when off.
+    pub webhook: Option<super::webhook::WebhookSettings>,
 }
 
 impl Default for GatewaySection {
@@ -92,6 +96,8 @@ impl Default for GatewaySection {
             edit_interval: Duration::from_secs(1),
             redact_pii: false,
             session_reset: super::session_reset::SessionResetSection::default(),
+            api_server: None,
+            webhook: None,
         }
     }
 }
@@ -143,6 +149,8 @@ impl GatewaySection {
             edit_interval: Duration::from_secs_f64(interval),
             redact_pii: r.flag("privacy.redact_pii", d.redact_pii),
             session_reset: super::session_reset::SessionResetSection::read(r, env),
+            api_server: super::api_server::ApiServerSettings::read(r, env),
+            webhook: super::webhook::WebhookSettings::read(r, env),
         }
     }
 }

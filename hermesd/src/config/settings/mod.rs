@@ -6,6 +6,7 @@
 //! `config` looks at it).
 
 mod agent;
+mod api_server;
 mod approvals;
 mod auxiliary;
 mod compression;
@@ -22,12 +23,14 @@ mod session_reset;
 mod skills;
 mod terminal;
 mod toolsets;
+mod webhook;
 mod zone;
 
 #[cfg(test)]
 mod tests;
 
 pub use agent::{AgentSection, Enforcement};
+pub use api_server::{ApiServerSettings, MIN_KEY_CHARS};
 pub use approvals::{ApprovalMode, ApprovalsSection, CronMode};
 pub use auxiliary::{AuxiliarySection, AuxiliaryTask, TaskSettings};
 pub use compression::CompressionSection;
@@ -43,6 +46,7 @@ pub use session_reset::{ResetMode, ResetPolicy, SessionResetSection};
 pub use skills::SkillsSection;
 pub use terminal::{DEFAULT_MAX_BACKGROUND, TerminalSection};
 pub use toolsets::ToolsetSelection;
+pub use webhook::{INSECURE_NO_AUTH, WebhookRoute, WebhookSettings};
 pub use zone::{ZONE_HINT, Zone, ZoneOffset, parse_zone};
 
 use hermes_proto::env::Env;

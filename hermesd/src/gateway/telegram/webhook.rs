@@ -86,21 +86,12 @@ impl Receiver {
     }
 }
 
-fn same_secret(given: &[u8], wanted: &[u8]) -> bool {
-    given.len() == wanted.len()
-        && given
-            .iter()
-            .zip(wanted)
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
-}
-
 async fn deliver(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> StatusCode {
     let given = headers
         .get("x-telegram-bot-api-secret-token")
         .map(|v| v.as_bytes())
         .unwrap_or_default();
-    if !same_secret(given, shared.secret.as_bytes()) {
+    if !crate::gateway::secret::same(given, shared.secret.as_bytes()) {
         return StatusCode::UNAUTHORIZED;
     }
     let Ok(update) = serde_json::from_slice::<Value>(&body) else {
