@@ -80,15 +80,6 @@ pub async fn ask(
         buttons,
         reply_to: None,
     };
-    let sent =
-        super::outbox::retrying(gateway, link, false, || link.adapter.send(chat, &message)).await;
-    let message_id = match sent {
-        Ok(id) => Some(id),
-        Err(e) => {
-            tracing::warn!(error = %e, "gateway: the approval question was not shown");
-            None
-        }
-    };
     let conversation = gateway
         .runner
         .store
@@ -100,18 +91,32 @@ pub async fn ask(
         .ok()
         .flatten()
         .unwrap_or_default();
-    let mut questions = gateway.approvals.lock();
-    if questions.len() >= MAX_PENDING {
-        questions.pop_front();
+    // Waiting before the buttons show: a press that comes at once finds its question.
+    {
+        let mut questions = gateway.approvals.lock();
+        if questions.len() >= MAX_PENDING {
+            questions.pop_front();
+        }
+        questions.push_back(Question {
+            id: asked.id.clone(),
+            conversation,
+            session_key: row.session_key.clone(),
+            chat: chat.clone(),
+            message_id: None,
+            command,
+        });
     }
-    questions.push_back(Question {
-        id: asked.id.clone(),
-        conversation,
-        session_key: row.session_key.clone(),
-        chat: chat.clone(),
-        message_id,
-        command,
-    });
+    let sent =
+        super::outbox::retrying(gateway, link, false, || link.adapter.send(chat, &message)).await;
+    match sent {
+        Ok(id) => {
+            let mut questions = gateway.approvals.lock();
+            if let Some(question) = questions.iter_mut().find(|q| q.id == asked.id) {
+                question.message_id = Some(id);
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "gateway: the approval question was not shown"),
+    }
 }
 
 fn label(choice: &str) -> &'static str {
