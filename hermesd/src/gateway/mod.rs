@@ -29,6 +29,7 @@ pub mod split;
 pub mod status;
 mod supervisor;
 pub mod telegram;
+pub mod webhook;
 
 use std::{path::PathBuf, sync::Arc};
 
@@ -93,6 +94,9 @@ impl Gateway {
         if settings.api_server.is_some() {
             statuses.push(StatusCell::new("api_server", LinkState::Connecting));
         }
+        if settings.webhook.is_some() {
+            statuses.push(StatusCell::new("webhook", LinkState::Connecting));
+        }
         if settings.telegram_disabled {
             statuses.push(StatusCell::new("telegram", LinkState::Disabled));
         } else if settings.telegram.is_some() {
@@ -121,6 +125,12 @@ impl Gateway {
             self.cell("api_server"),
         ) {
             tokio::spawn(api::start(Arc::clone(self), settings, status));
+        }
+        if let (Some(settings), Some(status)) = (
+            config.settings.gateway.webhook.clone(),
+            self.cell("webhook"),
+        ) {
+            tokio::spawn(webhook::start(Arc::clone(self), settings, status));
         }
         let Some(settings) = config.settings.gateway.telegram.clone() else {
             return;

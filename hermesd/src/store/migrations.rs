@@ -144,6 +144,8 @@ const MIGRATIONS: &[&str] = &[
     super::cron::SCRIPT_MIGRATION,
     // 13: who wrote each inbound message, and who a route's conversation is with.
     super::gateway_places::PEOPLE_MIGRATION,
+    // 14: webhook delivery ids seen within the hour.
+    super::webhook::WEBHOOK_MIGRATION,
 ];
 
 /// The schema version this build writes.

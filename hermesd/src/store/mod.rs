@@ -17,6 +17,7 @@ mod rewind;
 pub mod search;
 mod sessions;
 mod skill_records;
+mod webhook;
 
 use std::{
     fs::OpenOptions,
@@ -66,6 +67,7 @@ pub use sessions::{
 pub use skill_records::{
     SkillRecord, delete_skill_record, put_skill_record, skill_record, skill_records,
 };
+pub use webhook::claim_webhook_delivery;
 
 const READERS: u32 = 4;
 

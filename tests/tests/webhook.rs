@@ -1,0 +1,281 @@
+//! The webhook platform against the real daemon: GitHub, GitLab and generic signatures (good,
+//! bad, stale, missing), the event filter, a sender's retry that never runs twice — also after
+//! the daemon was killed and started again — and `deliver_only` to Telegram with no model call.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
+
+use std::time::Duration;
+
+use hermes_tests::{
+    TestHome,
+    fake_llm::{FakeLlm, Reply},
+    fake_telegram::{Chat, FakeTelegram},
+    telegram_home, wait,
+};
+use hermesd::gateway::secret::hmac_hex;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+/// POST `body` to `path` with `headers`; the status and the body of the answer.
+async fn post(
+    port: u16,
+    path: &str,
+    headers: &[(&str, String)],
+    body: &str,
+) -> (u16, serde_json::Value) {
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap();
+    let mut request = format!(
+        "POST {path} HTTP/1.1\r\nHost: hooks\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    let text = String::from_utf8_lossy(&answer);
+    let status = text[9..12].parse().unwrap();
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b)
+        .unwrap_or_default();
+    (
+        status,
+        serde_json::from_str(body).unwrap_or(serde_json::Value::Null),
+    )
+}
+
+async fn listening(port: u16) {
+    wait::until("the webhook platform listens", WAIT, || async move {
+        tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .ok()
+    })
+    .await;
+}
+
+fn github(secret: &str, delivery: &str, event: &str, body: &str) -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "X-Hub-Signature-256",
+            format!("sha256={}", hmac_hex(secret.as_bytes(), body.as_bytes())),
+        ),
+        ("X-GitHub-Delivery", delivery.to_string()),
+        ("X-GitHub-Event", event.to_string()),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn signatures_are_checked_and_a_retry_never_runs_twice_even_after_a_restart() {
+    let llm = FakeLlm::start(vec![Reply::text("reviewed"), Reply::text("seen")]).await;
+    let home = TestHome::new();
+    let port = free_port();
+    home.use_fake_model(
+        &llm,
+        &format!(
+            "model:\n  context_length: 200000\nplatforms:\n  webhook:\n    enabled: true\n    extra:\n      \
+             host: 127.0.0.1\n      port: {port}\n      secret: generic-secret\n      routes:\n        \
+             gh:\n          secret: gh-secret\n          events: [pull_request]\n          \
+             prompt: \"PR {{pull_request.title}} by {{sender.login}}\"\n        \
+             generic: {{}}\n"
+        ),
+    );
+    home.ctl_async(&["status"]).await.ok();
+    listening(port).await;
+    let body = r#"{"pull_request": {"title": "Fix it"}, "sender": {"login": "ann"}}"#;
+
+    let (status, answer) = post(
+        port,
+        "/webhooks/gh",
+        &github("gh-secret", "d-1", "pull_request", body),
+        body,
+    )
+    .await;
+    assert_eq!(
+        (status, answer["status"].as_str()),
+        (202, Some("accepted")),
+        "{answer}"
+    );
+    assert_eq!(answer["delivery_id"], "d-1");
+    wait::until("the model got the rendered prompt", WAIT, || {
+        let seen = llm
+            .chat_requests()
+            .iter()
+            .any(|r| r.body.to_string().contains("PR Fix it by ann"));
+        async move { seen.then_some(()) }
+    })
+    .await;
+    // The sender retries: no second run.
+    let (status, answer) = post(
+        port,
+        "/webhooks/gh",
+        &github("gh-secret", "d-1", "pull_request", body),
+        body,
+    )
+    .await;
+    assert_eq!(
+        (status, answer["status"].as_str()),
+        (200, Some("duplicate")),
+        "{answer}"
+    );
+
+    // Bad, missing, and for another event.
+    let (status, answer) = post(
+        port,
+        "/webhooks/gh",
+        &github("wrong", "d-2", "pull_request", body),
+        body,
+    )
+    .await;
+    assert_eq!(
+        (status, answer["error"].as_str()),
+        (401, Some("Invalid signature"))
+    );
+    let (status, _) = post(
+        port,
+        "/webhooks/gh",
+        &[("X-GitHub-Delivery", "d-3".into())],
+        body,
+    )
+    .await;
+    assert_eq!(status, 401);
+    let (status, answer) = post(
+        port,
+        "/webhooks/gh",
+        &github("gh-secret", "d-4", "push", body),
+        body,
+    )
+    .await;
+    assert_eq!(
+        (status, answer["status"].as_str()),
+        (200, Some("ignored")),
+        "{answer}"
+    );
+    let (status, answer) = post(port, "/webhooks/nope", &[], body).await;
+    assert_eq!(
+        (status, answer["error"].as_str()),
+        (404, Some("Unknown route: nope"))
+    );
+
+    // The generic V2 signature over the timestamp and body, with the global secret.
+    let v2 = |at: i64, body: &str| {
+        vec![
+            ("X-Webhook-Timestamp", at.to_string()),
+            (
+                "X-Webhook-Signature-V2",
+                hmac_hex(b"generic-secret", format!("{at}.{body}").as_bytes()),
+            ),
+            ("X-Request-ID", format!("g-{at}")),
+        ]
+    };
+    let now = chrono::Utc::now().timestamp();
+    let generic = r#"{"type": "deploy", "env": "prod"}"#;
+    let (status, _) = post(port, "/webhooks/generic", &v2(now - 600, generic), generic).await;
+    assert_eq!(status, 401, "a stale timestamp");
+    let (status, answer) = post(port, "/webhooks/generic", &v2(now, generic), generic).await;
+    assert_eq!(
+        (status, answer["event"].as_str()),
+        (202, Some("deploy")),
+        "{answer}"
+    );
+    wait::until("both runs reached the model", WAIT, || {
+        let n = llm.chat_requests().len();
+        async move { (n >= 2).then_some(()) }
+    })
+    .await;
+
+    // Killed and started again: the delivery id is still remembered.
+    home.kill_daemon_hard().await;
+    home.ctl_async(&["status"]).await.ok();
+    listening(port).await;
+    let (status, answer) = post(
+        port,
+        "/webhooks/gh",
+        &github("gh-secret", "d-1", "pull_request", body),
+        body,
+    )
+    .await;
+    assert_eq!(
+        (status, answer["status"].as_str()),
+        (200, Some("duplicate")),
+        "{answer}"
+    );
+    assert_eq!(
+        llm.chat_requests().len(),
+        2,
+        "each accepted delivery ran once"
+    );
+    let sessions = home.ctl(&["sessions", "list", "--json"]).json();
+    let webhook = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["source"] == "webhook")
+        .count();
+    assert_eq!(webhook, 2, "{sessions}");
+    home.ctl(&["daemon", "stop"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deliver_only_sends_the_rendered_prompt_without_a_model_call() {
+    let llm = FakeLlm::start(vec![]).await;
+    let bot = FakeTelegram::start().await;
+    bot.add_chat(&Chat::private(42));
+    let home = TestHome::new();
+    let port = free_port();
+    let token = telegram_home::unique_token(&bot);
+    home.use_fake_model(
+        &llm,
+        &format!(
+            "platforms:\n  telegram:\n    extra:\n      base_url: {}\n      poll_timeout: 1\n  \
+             webhook:\n    enabled: true\n    extra:\n      host: 127.0.0.1\n      port: {port}\n      \
+             routes:\n        alerts:\n          secret: gl-token\n          deliver: telegram\n          \
+             deliver_only: true\n          prompt: \"Alert: {{alert.name}} on {{host}}\"\n",
+            bot.base_url()
+        ),
+    );
+    home.write(
+        ".env",
+        &format!(
+            "TELEGRAM_BOT_TOKEN={token}\nTELEGRAM_ALLOWED_USERS=42\nTELEGRAM_HOME_CHANNEL=42\n"
+        ),
+    );
+    home.ctl_async(&["status"]).await.ok();
+    listening(port).await;
+    bot.wait_call("setMyCommands", WAIT).await;
+    let body = r#"{"alert": {"name": "disk full"}, "host": "vps-1"}"#;
+    let headers = [
+        ("X-Gitlab-Token", "gl-token".to_string()),
+        ("X-Request-ID", "a-1".into()),
+    ];
+    let (status, answer) = post(port, "/webhooks/alerts", &headers, body).await;
+    assert_eq!(
+        (status, answer["status"].as_str()),
+        (200, Some("delivered")),
+        "{answer}"
+    );
+    assert_eq!(answer["target"], "telegram");
+    bot.wait_message_text(42, |t| t == "Alert: disk full on vps-1", WAIT)
+        .await;
+    let (status, _) = post(
+        port,
+        "/webhooks/alerts",
+        &[("X-Gitlab-Token", "nope".to_string())],
+        body,
+    )
+    .await;
+    assert_eq!(status, 401);
+    assert!(llm.chat_requests().is_empty(), "no model call");
+    home.ctl(&["daemon", "stop"]);
+}
