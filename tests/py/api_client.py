@@ -157,4 +157,30 @@ def disconnect():
     return {"seen": seen, "session": None}
 
 
+def responses():
+    first = client.responses.create(model="hermes-agent", input="remember the word tangerine")
+    second = client.responses.create(
+        model="hermes-agent", input="which word?", previous_response_id=first.id
+    )
+    fetched = client.responses.retrieve(first.id)
+    client.responses.delete(first.id)
+    try:
+        client.responses.retrieve(first.id)
+        gone = None
+    except openai.NotFoundError as e:
+        gone = e.status_code
+    try:
+        client.responses.create(model="x", input="hi", previous_response_id="resp_nope")
+        unknown = None
+    except openai.NotFoundError as e:
+        unknown = e.status_code
+    return {
+        "first": [first.id, first.object, first.status, first.output_text],
+        "second": [second.output_text, second.previous_response_id],
+        "fetched": fetched.output_text,
+        "gone": gone,
+        "unknown_previous": unknown,
+    }
+
+
 print(json.dumps(globals()[SCENARIO]()))

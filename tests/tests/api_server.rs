@@ -289,3 +289,27 @@ async fn a_client_that_hangs_up_mid_stream_leaves_the_turn_to_finish() {
     let shown = home.ctl(&["sessions", "show", id, "--json"]).json();
     assert!(shown.to_string().contains("once upon a time"), "{shown}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn responses_chain_by_previous_response_id_and_can_be_fetched_and_deleted() {
+    let llm = FakeLlm::start(vec![Reply::text("noted"), Reply::text("tangerine")]).await;
+    let (home, _daemon, base) = serve(&llm, "").await;
+    let out = client(&base, "responses").await;
+    let first = out["first"].as_array().unwrap();
+    assert!(first[0].as_str().unwrap().starts_with("resp_"), "{out}");
+    assert_eq!(first[1], "response");
+    assert_eq!(first[2], "completed");
+    assert_eq!(first[3], "noted");
+    assert_eq!(out["second"], serde_json::json!(["tangerine", first[0]]));
+    assert_eq!(out["fetched"], "noted");
+    assert_eq!(out["gone"], 404);
+    assert_eq!(out["unknown_previous"], 404);
+    // The second turn continued the first's conversation.
+    let second = llm.chat_requests()[1].body["messages"].to_string();
+    assert!(second.contains("remember the word tangerine"), "{second}");
+    let api_sessions = sessions(&home)
+        .into_iter()
+        .filter(|s| s["source"] == "api_server")
+        .count();
+    assert_eq!(api_sessions, 1);
+}

@@ -146,6 +146,8 @@ const MIGRATIONS: &[&str] = &[
     super::gateway_places::PEOPLE_MIGRATION,
     // 14: webhook delivery ids seen within the hour.
     super::webhook::WEBHOOK_MIGRATION,
+    // 15: the API server's stored Responses.
+    super::api_responses::RESPONSES_MIGRATION,
 ];
 
 /// The schema version this build writes.

@@ -1,6 +1,7 @@
 //! The daemon's SQLite database `hermesd.db`: one writer connection, a pool of readers, every call
 //! on the blocking pool, WAL and incremental auto-vacuum, embedded append-only migrations.
 
+mod api_responses;
 mod branch;
 mod chain;
 mod cron;
@@ -29,6 +30,7 @@ use std::{
 use r2d2_sqlite::SqliteConnectionManager;
 use rusqlite::{Connection, OpenFlags, Transaction};
 
+pub use api_responses::{api_response, delete_api_response, put_api_response};
 pub use branch::branch_conversation;
 pub use chain::{conversation_segments, start_compressed_segment};
 pub use cron::{

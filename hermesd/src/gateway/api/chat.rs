@@ -213,7 +213,7 @@ pub async fn completions(
 }
 
 /// Wait for the turn's end.
-async fn last_step(mut steps: mpsc::Receiver<Step>) -> Ending {
+pub(super) async fn last_step(mut steps: mpsc::Receiver<Step>) -> Ending {
     while let Some(step) = steps.recv().await {
         if let Step::Ended(ending) = step {
             return ending;

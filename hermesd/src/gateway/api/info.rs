@@ -41,7 +41,7 @@ pub async fn capabilities(State(api): State<Arc<ApiServer>>) -> Json<Value> {
         "features": {
             "chat_completions": true,
             "chat_completions_streaming": true,
-            "responses_api": false,
+            "responses_api": true,
             "responses_streaming": false,
             "run_submission": true,
             "run_status": true,
@@ -58,6 +58,8 @@ pub async fn capabilities(State(api): State<Arc<ApiServer>>) -> Json<Value> {
             "health": route("GET", "/health"),
             "models": route("GET", "/v1/models"),
             "chat_completions": route("POST", "/v1/chat/completions"),
+            "responses": route("POST", "/v1/responses"),
+            "response": route("GET", "/v1/responses/{response_id}"),
             "runs": route("POST", "/v1/runs"),
             "run_status": route("GET", "/v1/runs/{run_id}"),
             "run_events": route("GET", "/v1/runs/{run_id}/events"),

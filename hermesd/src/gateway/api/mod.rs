@@ -8,6 +8,7 @@
 mod chat;
 mod error;
 mod info;
+mod responses;
 mod runs;
 mod turn;
 
@@ -100,6 +101,11 @@ fn router(api: Arc<ApiServer>) -> Router {
         .route("/v1/models", get(info::models))
         .route("/v1/capabilities", get(info::capabilities))
         .route("/v1/chat/completions", post(chat::completions))
+        .route("/v1/responses", post(responses::create))
+        .route(
+            "/v1/responses/{id}",
+            get(responses::get).delete(responses::delete),
+        )
         .route("/v1/runs", post(runs::create))
         .route("/v1/runs/{id}", get(runs::status))
         .route("/v1/runs/{id}/events", get(runs::events))

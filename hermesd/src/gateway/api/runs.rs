@@ -190,7 +190,7 @@ pub fn preview(name: &str, arguments: &str) -> String {
 }
 
 /// The text a run's `input` carries: a string, or the last user message of an array.
-fn input_text(input: Option<&Value>) -> Result<String, ApiError> {
+pub(super) fn input_text(input: Option<&Value>) -> Result<String, ApiError> {
     let text = match input {
         None | Some(Value::Null) => return Err(ApiError::field("input", "Missing 'input' field")),
         Some(Value::String(s)) => s.clone(),
