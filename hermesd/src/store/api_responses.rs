@@ -61,3 +61,44 @@ pub fn delete_api_response(tx: &Transaction<'_>, id: &str) -> Result<bool, Store
         .map(|n| n > 0)
         .map_err(StoreError::sql("delete an API response"))
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn the_newest_are_kept_and_go_with_their_conversation() {
+        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+        crate::store::migrations::apply(&conn).unwrap();
+        conn.execute_batch("PRAGMA foreign_keys = ON").unwrap();
+        let tx = conn.transaction().unwrap();
+        tx.execute(
+            "INSERT INTO sessions (id, lineage, source, model, cwd, created_at, updated_at)
+             VALUES ('s1', 'root', 'api_server', '', '', 0, 0)",
+            [],
+        )
+        .unwrap();
+        for i in 0..KEEP + 5 {
+            put_api_response(&tx, &format!("resp_{i}"), "s1", i, "{}").unwrap();
+        }
+        let kept: i64 = tx
+            .query_row("SELECT count(*) FROM api_responses", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(kept, KEEP);
+        assert!(api_response(&tx, "resp_0").unwrap().is_none());
+        assert!(
+            api_response(&tx, &format!("resp_{}", KEEP + 4))
+                .unwrap()
+                .is_some()
+        );
+        assert!(delete_api_response(&tx, "resp_10").unwrap());
+        assert!(!delete_api_response(&tx, "resp_10").unwrap());
+        tx.execute("DELETE FROM sessions WHERE id = 's1'", [])
+            .unwrap();
+        let left: i64 = tx
+            .query_row("SELECT count(*) FROM api_responses", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(left, 0);
+    }
+}

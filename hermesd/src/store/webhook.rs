@@ -39,3 +39,26 @@ pub fn claim_webhook_delivery(
         .map_err(StoreError::sql("record a webhook delivery"))?;
     Ok(inserted == 1)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_delivery_is_claimed_once_within_its_hour() {
+        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+        crate::store::migrations::apply(&conn).unwrap();
+        let tx = conn.transaction().unwrap();
+        let hour = 3_600_000;
+        assert!(claim_webhook_delivery(&tx, "gh", "d1", 1_000, hour).unwrap());
+        assert!(!claim_webhook_delivery(&tx, "gh", "d1", 2_000, hour).unwrap());
+        assert!(claim_webhook_delivery(&tx, "other", "d1", 2_000, hour).unwrap());
+        // An hour later it is forgotten, and so is every row as old.
+        assert!(claim_webhook_delivery(&tx, "gh", "d1", 1_000 + hour, hour).unwrap());
+        let rows: i64 = tx
+            .query_row("SELECT count(*) FROM webhook_deliveries", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 2);
+    }
+}
