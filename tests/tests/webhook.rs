@@ -87,9 +87,14 @@ async fn signatures_are_checked_and_a_retry_never_runs_twice_even_after_a_restar
             "model:\n  context_length: 200000\nplatforms:\n  webhook:\n    enabled: true\n    extra:\n      \
              host: 127.0.0.1\n      port: {port}\n      secret: generic-secret\n      routes:\n        \
              gh:\n          secret: gh-secret\n          events: [pull_request]\n          \
-             prompt: \"PR {{pull_request.title}} by {{sender.login}}\"\n        \
+             prompt: \"PR {{pull_request.title}} by {{sender.login}}\"\n          \
+             skills: [no-such-skill, triage]\n        \
              generic: {{}}\n"
         ),
+    );
+    home.write(
+        "skills/triage/SKILL.md",
+        "---\nname: triage\ndescription: Triage a pull request\n---\n\n# Triage\n\nLabel it.\n",
     );
     home.ctl_async(&["status"]).await.ok();
     listening(port).await;
@@ -112,7 +117,7 @@ async fn signatures_are_checked_and_a_retry_never_runs_twice_even_after_a_restar
         let seen = llm
             .chat_requests()
             .iter()
-            .any(|r| r.body.to_string().contains("PR Fix it by ann"));
+            .any(|r| r.body.to_string().contains(r#"Use the \"triage\" skill for this (load it with skill_view first): PR Fix it by ann"#));
         async move { seen.then_some(()) }
     })
     .await;

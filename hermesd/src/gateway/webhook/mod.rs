@@ -8,7 +8,8 @@
 //! `duplicate` and never starts a second run. Accepted deliveries answer 202 and run as a turn
 //! of a new session (source `webhook`, one per delivery); the answer goes to the route's
 //! `deliver` target — `log`, or a chat platform through the `Messenger` — and `deliver_only`
-//! sends the rendered prompt itself, with no model call.
+//! sends the rendered prompt itself, with no model call. A route's `skills` make the prompt a
+//! request to use the first of them that is offered, as a skill's slash command does in a chat.
 
 mod signature;
 mod template;
@@ -248,7 +249,10 @@ async fn deliver(
     if !route.events.is_empty() && !route.events.contains(&event) {
         return answer(StatusCode::OK, json!({"status": "ignored", "event": event}));
     }
-    let prompt = template::render(&route.prompt, &payload, &event, &name);
+    let mut prompt = template::render(&route.prompt, &payload, &event, &name);
+    if !route.skills.is_empty() {
+        prompt = with_skill(&hooks, &route, prompt).await;
+    }
     let delivery_id = ["x-github-delivery", "x-request-id"]
         .iter()
         .find_map(|h| header_text(&parts.headers, h).filter(|v| !v.is_empty()))
@@ -303,6 +307,22 @@ async fn deliver(
         StatusCode::ACCEPTED,
         json!({"status": "accepted", "route": name, "event": event, "delivery_id": delivery_id}),
     )
+}
+
+/// The prompt as a request to use the first of the route's skills that is offered (trusted and
+/// available), as a skill's slash command asks in a chat; unchanged when none is.
+async fn with_skill(hooks: &Hooks, route: &WebhookRoute, prompt: String) -> String {
+    let offered = super::commands_offered(&hooks.gateway.runner).await;
+    for wanted in &route.skills {
+        let wanted = wanted.replace('-', "_");
+        match offered.iter().find(|o| o.skill && o.name == wanted) {
+            Some(skill) => return hermes_proto::commands::skill_request(&skill.name, &prompt),
+            None => {
+                tracing::warn!(route = %route.name, skill = %wanted, "webhook: skill not found")
+            }
+        }
+    }
+    prompt
 }
 
 /// Send `text` to the route's target: the log, or a chat through the gateway's `Messenger`
