@@ -38,7 +38,6 @@ impl Row {
     }
 }
 
-/// The `p` quantile (0..=1) of `samples`, which get sorted.
 /// A row with one value (not a distribution).
 pub fn value_row(what: String, value: String, target: &'static str) -> Row {
     Row {
@@ -49,6 +48,7 @@ pub fn value_row(what: String, value: String, target: &'static str) -> Row {
     }
 }
 
+/// The `p` quantile (0..=1) of `samples`, which get sorted.
 pub fn percentile(samples: &mut [Duration], p: f64) -> Duration {
     samples.sort();
     let index = ((samples.len() as f64 - 1.0) * p).round() as usize;

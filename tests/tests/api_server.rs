@@ -11,34 +11,24 @@ use std::{path::Path, time::Duration};
 use hermes_tests::{
     DaemonProcess, TestHome,
     fake_llm::{FakeLlm, Reply},
-    wait,
+    http, wait,
 };
 use serde_json::Value;
 
 const KEY: &str = "test-key-0123456789abcdef";
 const WAIT: Duration = Duration::from_secs(30);
 
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
-
 /// A home whose daemon serves the API on a free port; its base URL.
 async fn serve(llm: &FakeLlm, extra: &str) -> (TestHome, DaemonProcess, String) {
     let home = TestHome::new();
     home.use_fake_model(llm, &format!("model:\n  context_length: 200000\n{extra}"));
-    let port = free_port();
+    let port = http::free_port();
     home.write(
         ".env",
         &format!("API_SERVER_ENABLED=true\nAPI_SERVER_PORT={port}\nAPI_SERVER_KEY={KEY}\n"),
     );
     let daemon = DaemonProcess::start(&home, &[]);
-    wait::until("the API server listens", WAIT, || async move {
-        tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .ok()
-    })
-    .await;
+    http::listening("the API server listens", port).await;
     (home, daemon, format!("http://127.0.0.1:{port}"))
 }
 

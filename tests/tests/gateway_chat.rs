@@ -278,11 +278,7 @@ async fn webhook_mode_checks_the_secret_and_answers_once_stored() {
     let bot = FakeTelegram::start().await;
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = hermes_tests::http::free_port();
     configure(
         &home,
         &llm,

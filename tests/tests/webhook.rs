@@ -9,60 +9,25 @@ use hermes_tests::{
     TestHome,
     fake_llm::{FakeLlm, Reply},
     fake_telegram::{Chat, FakeTelegram},
-    telegram_home, wait,
+    http, telegram_home, wait,
 };
 use hermesd::gateway::secret::hmac_hex;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const WAIT: Duration = Duration::from_secs(30);
 
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
-
-/// POST `body` to `path` with `headers`; the status and the body of the answer.
+/// POST to the webhook platform; the status and the JSON answer.
 async fn post(
     port: u16,
     path: &str,
     headers: &[(&str, String)],
     body: &str,
 ) -> (u16, serde_json::Value) {
-    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .unwrap();
-    let mut request = format!(
-        "POST {path} HTTP/1.1\r\nHost: hooks\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        request.push_str(&format!("{name}: {value}\r\n"));
-    }
-    request.push_str("\r\n");
-    request.push_str(body);
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut answer = Vec::new();
-    stream.read_to_end(&mut answer).await.unwrap();
-    let text = String::from_utf8_lossy(&answer);
-    let status = text[9..12].parse().unwrap();
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b)
-        .unwrap_or_default();
-    (
-        status,
-        serde_json::from_str(body).unwrap_or(serde_json::Value::Null),
-    )
+    let answer = http::post(port, path, headers, body).await;
+    (answer.status, answer.json())
 }
 
 async fn listening(port: u16) {
-    wait::until("the webhook platform listens", WAIT, || async move {
-        tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .ok()
-    })
-    .await;
+    http::listening("the webhook platform listens", port).await;
 }
 
 fn github(secret: &str, delivery: &str, event: &str, body: &str) -> Vec<(&'static str, String)> {
@@ -80,7 +45,7 @@ fn github(secret: &str, delivery: &str, event: &str, body: &str) -> Vec<(&'stati
 async fn signatures_are_checked_and_a_retry_never_runs_twice_even_after_a_restart() {
     let llm = FakeLlm::start(vec![Reply::text("reviewed"), Reply::text("seen")]).await;
     let home = TestHome::new();
-    let port = free_port();
+    let port = http::free_port();
     home.use_fake_model(
         &llm,
         &format!(
@@ -238,7 +203,7 @@ async fn deliver_only_sends_the_rendered_prompt_without_a_model_call() {
     let bot = FakeTelegram::start().await;
     bot.add_chat(&Chat::private(42));
     let home = TestHome::new();
-    let port = free_port();
+    let port = http::free_port();
     let token = telegram_home::unique_token(&bot);
     home.use_fake_model(
         &llm,

@@ -61,17 +61,7 @@ pub async fn new_conversation(
         .runner
         .store
         .write(move |tx| {
-            let row = store::insert_session(
-                tx,
-                &store::NewSession {
-                    source,
-                    title: None,
-                    model: String::new(),
-                    cwd: String::new(),
-                    parent_session_id: None,
-                    lineage: store::Lineage::Root,
-                },
-            )?;
+            let row = store::insert_session(tx, &store::NewSession::root(source))?;
             store::set_gateway_route(tx, &key, &row.conversation_id)?;
             store::set_route_place(tx, &key, &place)?;
             Ok(row)

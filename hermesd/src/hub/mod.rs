@@ -191,24 +191,12 @@ impl Hub {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::store::{self, Lineage, NewSession};
+    use crate::store::{self, NewSession};
 
     /// A new root session in `store`.
     pub(super) async fn root_session(store: &Store) -> SessionRow {
         store
-            .write(|tx| {
-                store::insert_session(
-                    tx,
-                    &NewSession {
-                        source: "cli".into(),
-                        title: None,
-                        model: String::new(),
-                        cwd: String::new(),
-                        parent_session_id: None,
-                        lineage: Lineage::Root,
-                    },
-                )
-            })
+            .write(|tx| store::insert_session(tx, &NewSession::root("cli")))
             .await
             .unwrap()
     }

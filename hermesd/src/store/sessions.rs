@@ -70,6 +70,20 @@ pub struct NewSession {
     pub lineage: Lineage,
 }
 
+impl NewSession {
+    /// A new conversation from `source` (no title, model or directory yet).
+    pub fn root(source: impl Into<String>) -> Self {
+        NewSession {
+            source: source.into(),
+            title: None,
+            model: String::new(),
+            cwd: String::new(),
+            parent_session_id: None,
+            lineage: Lineage::Root,
+        }
+    }
+}
+
 /// Which sessions to list.
 #[derive(Debug, Clone, Default)]
 pub struct ListFilter {

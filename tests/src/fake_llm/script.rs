@@ -111,11 +111,14 @@ pub enum Reply {
     /// Answers a call of `tool` to every request carrying fewer than `until_results` tool
     /// results; the first request with enough gets `final_text` and moves the script on.
     /// `{n}` in `arguments` becomes the call's number (1, 2, …), so the calls differ.
+    /// With `forever` the script never moves on: every turn, however many, is answered so.
     Loop {
         tool: String,
         arguments: String,
         until_results: usize,
         final_text: String,
+        #[serde(default)]
+        forever: bool,
     },
 }
 
@@ -341,6 +344,19 @@ impl Reply {
             arguments: arguments.to_owned(),
             until_results,
             final_text: final_text.to_owned(),
+            forever: false,
+        }
+    }
+
+    /// Every turn from now on: one call of `tool` with `arguments`, then `final_text` (a bench's
+    /// model, serving any number of turns, also at once, in any order).
+    pub fn every_turn(tool: &str, arguments: &str, final_text: &str) -> Self {
+        Self::Loop {
+            tool: tool.to_owned(),
+            arguments: arguments.to_owned(),
+            until_results: 1,
+            final_text: final_text.to_owned(),
+            forever: true,
         }
     }
 }

@@ -52,6 +52,11 @@ impl State {
                 let call = ToolCall::new(tool, &arguments).with_id(&format!("call_{seq}"));
                 Reply::tool_calls(vec![call])
             }
+            Some(Reply::Loop {
+                final_text,
+                forever: true,
+                ..
+            }) => Reply::text(final_text),
             Some(_) => match script.replies.pop_front() {
                 Some(Reply::Loop { final_text, .. }) => Reply::text(&final_text),
                 Some(reply) => reply,

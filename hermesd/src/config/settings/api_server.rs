@@ -8,7 +8,7 @@
 
 use hermes_proto::env::Env;
 
-use super::read::Reader;
+use super::read::{Reader, truthy};
 
 /// The shortest key the server accepts (Hermes' rule).
 pub const MIN_KEY_CHARS: usize = 16;
@@ -37,15 +37,6 @@ impl std::fmt::Debug for ApiServerSettings {
             .field("max_concurrent_runs", &self.max_concurrent_runs)
             .finish()
     }
-}
-
-fn truthy(value: Option<&str>) -> bool {
-    value.is_some_and(|v| {
-        matches!(
-            v.trim().to_lowercase().as_str(),
-            "1" | "true" | "yes" | "on"
-        )
-    })
 }
 
 impl ApiServerSettings {

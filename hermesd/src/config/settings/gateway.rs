@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use hermes_proto::env::Env;
 
-use super::read::Reader;
+use super::read::{Reader, truthy};
 
 /// Telegram's connection settings; present only when it runs.
 #[derive(Clone, PartialEq)]
@@ -104,10 +104,6 @@ impl Default for GatewaySection {
 
 /// The Bot API's address.
 pub const TELEGRAM_BASE_URL: &str = "https://api.telegram.org/bot";
-
-fn truthy(value: Option<&str>) -> bool {
-    value.is_some_and(|v| matches!(v.trim().to_lowercase().as_str(), "true" | "1" | "yes"))
-}
 
 fn ids(value: Option<&str>) -> Vec<String> {
     value

@@ -309,3 +309,14 @@ fn flag(value: &Value) -> Option<bool> {
         _ => None,
     }
 }
+
+/// Whether an environment flag is set the way Hermes reads one: `1`, `true`, `yes` or `on`, in
+/// any case, around any spaces.
+pub fn truthy(value: Option<&str>) -> bool {
+    value.is_some_and(|v| {
+        matches!(
+            v.trim().to_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )
+    })
+}

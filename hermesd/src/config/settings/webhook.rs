@@ -9,7 +9,7 @@
 use hermes_proto::env::Env;
 use serde_yaml::Value;
 
-use super::read::Reader;
+use super::read::{Reader, truthy};
 
 /// The secret that turns signature checks off (loopback only, as in Hermes).
 pub const INSECURE_NO_AUTH: &str = "INSECURE_NO_AUTH";
@@ -72,15 +72,6 @@ impl std::fmt::Debug for WebhookSettings {
             .field("routes", &self.routes)
             .finish_non_exhaustive()
     }
-}
-
-fn truthy(value: Option<&str>) -> bool {
-    value.is_some_and(|v| {
-        matches!(
-            v.trim().to_lowercase().as_str(),
-            "1" | "true" | "yes" | "on"
-        )
-    })
 }
 
 impl WebhookSettings {

@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
 use super::{
-    ApiError, ApiServer, error, session_header,
+    ApiError, ApiServer, error, request,
     turn::{self, Ending, How, Step},
 };
 use crate::store::NewMessage;
@@ -140,39 +140,26 @@ pub async fn completions(
         .and_then(|o| o.get("include_usage"))
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    let model = body
-        .get("model")
-        .and_then(Value::as_str)
-        .filter(|m| !m.is_empty())
-        .unwrap_or(&api.settings.model_name)
-        .to_string();
-    let session_id = match session_header(&parts.headers, "x-hermes-session-id")? {
+    let model = request::model_name(&api, &body);
+    let session_id = match request::session_id(&parts.headers)? {
         Some(id) => id,
         None => derived_session_id(&asked.system, &asked.first_user),
     };
-    let session_key = session_header(&parts.headers, "x-hermes-session-key")?;
+    let session_key = request::session_key(&parts.headers)?;
     let permit = api.permit()?;
     let session = turn::conversation(&api, &session_id, asked.history).await?;
     // A conversation's first turn carries the client's system prompt as its instructions.
-    let text = if session.message_count == 0 && !asked.system.trim().is_empty() {
-        format!(
-            "[Instructions from the API client's system prompt]\n{}\n\n{}",
-            asked.system.trim(),
-            asked.text
-        )
-    } else {
-        asked.text
-    };
+    let first_turn = session.message_count == 0;
+    let text = request::with_instructions(
+        "Instructions from the API client's system prompt",
+        first_turn.then_some(asked.system.as_str()),
+        asked.text,
+    );
     let started = turn::start(&api, session, text, permit, false).await?;
     let id = format!("chatcmpl-{}", &crate::ids::random_hex(15)[..29]);
     let created = chrono::Utc::now().timestamp();
     let mut headers = HeaderMap::new();
-    if let Ok(value) = HeaderValue::from_str(&session_id) {
-        headers.insert("x-hermes-session-id", value);
-    }
-    if let Some(key) = session_key.and_then(|k| HeaderValue::from_str(&k).ok()) {
-        headers.insert("x-hermes-session-key", key);
-    }
+    request::echo_session(&mut headers, &session_id, session_key.as_deref());
     let chunk = Chunk { id, created, model };
     if stream {
         let (tx, rx) = mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(64);

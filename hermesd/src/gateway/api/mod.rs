@@ -8,6 +8,7 @@
 mod chat;
 mod error;
 mod info;
+mod request;
 mod responses;
 mod runs;
 mod turn;
@@ -211,33 +212,4 @@ fn cors_headers(headers: &mut HeaderMap, origin: &str) {
         header::ACCESS_CONTROL_EXPOSE_HEADERS,
         HeaderValue::from_static("X-Hermes-Session-Id, X-Hermes-Session-Key"),
     );
-}
-
-/// Longest session id or key a header may carry (Hermes' limit).
-const MAX_SESSION_HEADER: usize = 256;
-
-/// A session header's value: absent, or checked (no control characters, nothing shaped like a
-/// path, at most 256 bytes).
-fn session_header(headers: &HeaderMap, name: &str) -> Result<Option<String>, ApiError> {
-    let Some(value) = headers.get(name) else {
-        return Ok(None);
-    };
-    let value = value
-        .to_str()
-        .map_err(|_| ApiError::bad(format!("Invalid {name}")))?
-        .trim();
-    if value.is_empty() {
-        return Ok(None);
-    }
-    let unsafe_shape = value.chars().any(char::is_control)
-        || value.contains('/')
-        || value.contains('\\')
-        || value.starts_with('.');
-    if unsafe_shape {
-        return Err(ApiError::bad(format!("Invalid {name}")));
-    }
-    if value.len() > MAX_SESSION_HEADER {
-        return Err(ApiError::bad(format!("{name} too long")));
-    }
-    Ok(Some(value.to_string()))
 }

@@ -9,13 +9,13 @@ use std::sync::Arc;
 use axum::{
     Json,
     extract::{Path, Request, State},
-    http::{HeaderValue, StatusCode},
+    http::StatusCode,
     response::{IntoResponse, Response},
 };
 use serde_json::{Value, json};
 
 use super::{
-    ApiError, ApiServer, error, session_header,
+    ApiError, ApiServer, error, request,
     turn::{self, How},
 };
 use crate::store;
@@ -32,46 +32,24 @@ pub async fn create(
             "Streaming /v1/responses is not supported by hermesd yet; use /v1/chat/completions or /v1/runs to stream",
         ));
     }
-    let mut text = super::runs::input_text(body.get("input"))?;
-    if let Some(instructions) = body.get("instructions").and_then(Value::as_str)
-        && !instructions.trim().is_empty()
-    {
-        text = format!(
-            "[Instructions from the API client]\n{}\n\n{text}",
-            instructions.trim()
-        );
-    }
-    let model = body
-        .get("model")
-        .and_then(Value::as_str)
-        .filter(|m| !m.is_empty())
-        .unwrap_or(&api.settings.model_name)
-        .to_string();
+    let text = request::with_instructions(
+        "Instructions from the API client",
+        body.get("instructions").and_then(Value::as_str),
+        super::runs::input_text(body.get("input"))?,
+    );
+    let model = request::model_name(&api, &body);
+    let session_key = request::session_key(&parts.headers)?;
     let previous = body
         .get("previous_response_id")
         .and_then(Value::as_str)
         .map(str::to_string);
     let session_id = match previous {
         Some(previous) => {
-            let wanted = previous.clone();
-            let found = api
-                .gateway
-                .runner
-                .store
-                .read(move |conn| store::api_response(conn, &wanted))
-                .await
-                .map_err(|e| ApiError::server(e.to_string()))?;
-            match found {
-                Some((conversation, _)) => conversation,
-                None => {
-                    return Err(ApiError::not_found(
-                        format!("Previous response not found: {previous}"),
-                        "response_not_found",
-                    ));
-                }
-            }
+            stored(&api, &previous, "Previous response not found")
+                .await?
+                .0
         }
-        None => match session_header(&parts.headers, "x-hermes-session-id")? {
+        None => match request::session_id(&parts.headers)? {
             Some(id) => id,
             None => crate::ids::session_id(),
         },
@@ -122,17 +100,17 @@ pub async fn create(
         .await
         .map_err(|e| ApiError::server(format!("the response could not be stored: {e}")))?;
     let mut answer = Json(response).into_response();
-    if let Ok(value) = HeaderValue::from_str(&started.session_id) {
-        answer.headers_mut().insert("x-hermes-session-id", value);
-    }
+    request::echo_session(
+        answer.headers_mut(),
+        &started.session_id,
+        session_key.as_deref(),
+    );
     Ok(answer)
 }
 
-pub async fn get(
-    State(api): State<Arc<ApiServer>>,
-    Path(id): Path<String>,
-) -> Result<Response, ApiError> {
-    let wanted = id.clone();
+/// The stored response `id` as (its conversation, its JSON), or 404 saying `missing`.
+async fn stored(api: &ApiServer, id: &str, missing: &str) -> Result<(String, String), ApiError> {
+    let wanted = id.to_string();
     let found = api
         .gateway
         .runner
@@ -140,12 +118,14 @@ pub async fn get(
         .read(move |conn| store::api_response(conn, &wanted))
         .await
         .map_err(|e| ApiError::server(e.to_string()))?;
-    let Some((_, body)) = found else {
-        return Err(ApiError::not_found(
-            format!("Response not found: {id}"),
-            "response_not_found",
-        ));
-    };
+    found.ok_or_else(|| ApiError::not_found(format!("{missing}: {id}"), "response_not_found"))
+}
+
+pub async fn get(
+    State(api): State<Arc<ApiServer>>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let (_, body) = stored(&api, &id, "Response not found").await?;
     Ok((StatusCode::OK, [("content-type", "application/json")], body).into_response())
 }
 

@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::{
-    ApiError, ApiServer, error, session_header,
+    ApiError, ApiServer, error, request,
     turn::{self, How, Step},
 };
 use crate::hub::Answer;
@@ -222,32 +222,19 @@ pub async fn create(
 ) -> Result<Response, ApiError> {
     let (parts, body) = request.into_parts();
     let body = error::json_object(&parts.headers, body).await?;
-    let mut text = input_text(body.get("input"))?;
-    if let Some(instructions) = body.get("instructions").and_then(Value::as_str)
-        && !instructions.trim().is_empty()
-    {
-        text = format!(
-            "[Instructions from the API client]\n{}\n\n{text}",
-            instructions.trim()
-        );
-    }
+    let text = request::with_instructions(
+        "Instructions from the API client",
+        body.get("instructions").and_then(Value::as_str),
+        input_text(body.get("input"))?,
+    );
     let run_id = format!("run_{}", crate::ids::random_hex(16));
-    let session_id = match body
-        .get("session_id")
-        .and_then(Value::as_str)
-        .map(str::trim)
-    {
-        Some(id) if !id.is_empty() => {
-            let mut headers = axum::http::HeaderMap::new();
-            let value = HeaderValue::from_str(id)
-                .map_err(|_| ApiError::field("session_id", "Invalid session ID"))?;
-            headers.insert("x-hermes-session-id", value);
-            session_header(&headers, "x-hermes-session-id")?.unwrap_or_default()
-        }
-        _ => match session_header(&parts.headers, "x-hermes-session-id")? {
-            Some(id) => id,
-            None => run_id.clone(),
-        },
+    let chosen = match body.get("session_id").and_then(Value::as_str) {
+        Some(id) => request::checked_session_id(id, "session_id")?,
+        None => None,
+    };
+    let session_id = match chosen {
+        Some(id) => id,
+        None => request::session_id(&parts.headers)?.unwrap_or_else(|| run_id.clone()),
     };
     let permit = api.permit()?;
     let session = turn::conversation(&api, &session_id, Vec::new()).await?;
@@ -278,9 +265,7 @@ pub async fn create(
         Json(json!({"run_id": run_id, "status": "started", "session_id": started.session_id})),
     )
         .into_response();
-    if let Ok(value) = HeaderValue::from_str(&started.session_id) {
-        response.headers_mut().insert("x-hermes-session-id", value);
-    }
+    request::echo_session(response.headers_mut(), &started.session_id, None);
     Ok(response)
 }
 

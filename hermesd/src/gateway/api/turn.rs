@@ -81,18 +81,8 @@ pub async fn conversation(
         .write(move |tx| match store::resolve_conversation(tx, &id) {
             Ok(row) => Ok(row),
             Err(StoreError::SessionNotFound(_)) => {
-                let row = store::insert_session_as(
-                    tx,
-                    Some(&id),
-                    &store::NewSession {
-                        source: SOURCE.into(),
-                        title: None,
-                        model: String::new(),
-                        cwd: String::new(),
-                        parent_session_id: None,
-                        lineage: store::Lineage::Root,
-                    },
-                )?;
+                let row =
+                    store::insert_session_as(tx, Some(&id), &store::NewSession::root(SOURCE))?;
                 for message in &history {
                     store::append_message(tx, &row.id, message)?;
                 }
