@@ -52,6 +52,19 @@ pub enum Command {
         #[arg(long = "continue", short = 'c', conflicts_with = "session")]
         resume: bool,
     },
+    /// The full-screen client (hermes-tui): every session on the side, one conversation in the
+    /// middle. Starts the daemon when none runs; quitting leaves every session running.
+    Tui {
+        /// Session id to open.
+        #[arg(conflicts_with_all = ["resume", "new"])]
+        session: Option<String>,
+        /// Open the most recently active session.
+        #[arg(long = "continue", short = 'c', conflicts_with = "new")]
+        resume: bool,
+        /// Start a new session right away.
+        #[arg(long)]
+        new: bool,
+    },
     /// Watch a session live: its backlog, then every event as it happens (Ctrl-C stops watching;
     /// the session goes on).
     Attach {

@@ -18,26 +18,30 @@ const START_TIMEOUT: Duration = Duration::from_secs(15);
 /// Environment passed to a daemon we start; everything else is left behind.
 const KEPT_VARS: &[&str] = &["PATH", "HOME", "LANG", "TZ", "XDG_RUNTIME_DIR"];
 
-/// The hermesd beside this executable, else the one on PATH.
-fn hermesd_binary() -> Result<PathBuf, CliError> {
+/// The program `name` beside this executable, else the first on PATH.
+pub fn sibling_binary(name: &str) -> Option<PathBuf> {
     if let Ok(me) = std::env::current_exe()
         && let Some(dir) = me.parent()
     {
-        let beside = dir.join("hermesd");
+        let beside = dir.join(name);
         if beside.is_file() {
-            return Ok(beside);
+            return Some(beside);
         }
     }
     std::env::var_os("PATH")
         .iter()
         .flat_map(std::env::split_paths)
-        .map(|dir| dir.join("hermesd"))
+        .map(|dir| dir.join(name))
         .find(|candidate| candidate.is_file())
-        .ok_or_else(|| {
-            CliError::new(
-                "hermesd is not running and could not be started: no hermesd beside hermesctl or on PATH",
-            )
-        })
+}
+
+/// The hermesd beside this executable, else the one on PATH.
+fn hermesd_binary() -> Result<PathBuf, CliError> {
+    sibling_binary("hermesd").ok_or_else(|| {
+        CliError::new(
+            "hermesd is not running and could not be started: no hermesd beside hermesctl or on PATH",
+        )
+    })
 }
 
 fn could_not_start(reason: impl std::fmt::Display) -> CliError {

@@ -66,6 +66,11 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             stream,
         } => commands::send::run(&ctx, message, session, cwd, yolo, stream).await,
         Command::Chat { session, resume } => chat::run(&ctx, session, resume).await,
+        Command::Tui {
+            session,
+            resume,
+            new,
+        } => commands::tui::run(&ctx, session, resume, new).await,
         Command::Attach { id, read_only } => commands::watch::run(&ctx, &id, read_only).await,
         Command::Daemon(command) => commands::daemon::run(&ctx, command).await,
         Command::Model(command) => commands::model::run(&ctx, command).await,

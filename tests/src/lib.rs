@@ -16,6 +16,7 @@ pub mod report;
 pub mod seed;
 pub mod telegram_home;
 pub mod tls;
+pub mod tmux;
 pub mod wait;
 
 pub use daemon::DaemonProcess;

@@ -3,172 +3,14 @@
 //! prompt and mid-turn).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
 
-use std::{os::unix::fs::OpenOptionsExt, process::Command, time::Duration};
+use std::time::Duration;
 
 use hermes_tests::{
     TestHome,
     fake_llm::{FakeLlm, Reply},
-    fifo::{Drained, Fifo},
     home::StopOnDrop,
+    tmux::Tmux,
 };
-
-/// A tmux server of its own running `hermesctl chat` for `home`, copying the pane's output
-/// into a FIFO so a test can wait for the screen to change.
-struct Tmux {
-    socket: String,
-    output: Drained,
-    /// The pane's terminal, to see whether the line editor has it (raw mode).
-    tty: std::fs::File,
-}
-
-impl Tmux {
-    fn start(home: &TestHome, args: &str) -> Self {
-        let socket = format!("hermes-chat-{}-{}", std::process::id(), fastrand_suffix());
-        // The pane stays after the client exits, so its last words can be read.
-        let line = format!(
-            "env -i PATH={} HOME={} HERMES_HOME={} TERM=xterm {} chat {args}; echo EXIT=$?; sleep 600",
-            std::env::var("PATH").unwrap(),
-            home.user_home().display(),
-            home.path().display(),
-            hermes_tests::binary("hermesctl").display()
-        );
-        let dir = home.user_home().display().to_string();
-        let status = Command::new("tmux")
-            .args([
-                "-L",
-                &socket,
-                "new-session",
-                "-d",
-                "-c",
-                &dir,
-                "-x",
-                "120",
-                "-y",
-                "50",
-                &line,
-            ])
-            .status()
-            .expect("tmux must be installed");
-        assert!(status.success());
-        // From here on every byte the pane gets is also written to the FIFO; what came before
-        // is on the screen already.
-        let fifo = Fifo::create(&home.path().join(format!("{socket}.out")), true);
-        let copy = format!("cat >> {}", fifo.path().display());
-        let status = Command::new("tmux")
-            .args(["-L", &socket, "pipe-pane", "-t", "0", &copy])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let out = Command::new("tmux")
-            .args([
-                "-L",
-                &socket,
-                "display-message",
-                "-p",
-                "-t",
-                "0",
-                "#{pane_tty}",
-            ])
-            .output()
-            .unwrap();
-        let tty = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(nix::fcntl::OFlag::O_NOCTTY.bits())
-            .open(String::from_utf8_lossy(&out.stdout).trim())
-            .unwrap();
-        Self {
-            socket,
-            output: fifo.drain(),
-            tty,
-        }
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["-L", &self.socket, "send-keys", "-t", "0"];
-        args.extend_from_slice(keys);
-        assert!(Command::new("tmux").args(&args).status().unwrap().success());
-    }
-
-    fn screen(&self) -> String {
-        let out = Command::new("tmux")
-            .args([
-                "-L",
-                &self.socket,
-                "capture-pane",
-                "-p",
-                "-t",
-                "0",
-                "-S",
-                "-200",
-            ])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Wait until the screen shows `text` (10 s at most).
-    async fn wait_for(&mut self, text: &str) -> String {
-        self.wait_until(&format!("the screen shows {text:?}"), |tmux| {
-            let screen = tmux.screen();
-            screen.contains(text).then_some(screen)
-        })
-        .await
-    }
-
-    /// Type `text` and Enter at a prompt, once the line editor reads the terminal. (Keys typed
-    /// while a turn is still ending are kept for the next prompt without their Enter.)
-    async fn line(&mut self, text: &str) {
-        self.wait_until("the line editor reads the terminal", |tmux| {
-            tmux.editing().then_some(())
-        })
-        .await;
-        self.keys(&[text, "Enter"]);
-    }
-
-    /// Whether rustyline has the terminal: its raw mode turns off ICRNL, which the chat's
-    /// reader of keys during a turn leaves on. (It switches before drawing the prompt, so
-    /// pane output follows the switch.)
-    fn editing(&self) -> bool {
-        use nix::sys::termios::{InputFlags, LocalFlags, tcgetattr};
-        let mode = tcgetattr(&self.tty).unwrap();
-        !mode.input_flags.contains(InputFlags::ICRNL)
-            && !mode.local_flags.contains(LocalFlags::ICANON)
-    }
-
-    /// Look at the pane until `check` yields (10 s at most), again each time the pane gets
-    /// output. tmux parses what it reads into the screen before serving a later command, so
-    /// output counted on the FIFO is on the screen when it is looked at.
-    async fn wait_until<T>(&mut self, what: &str, check: impl Fn(&Self) -> Option<T>) -> T {
-        let looked = async {
-            loop {
-                self.output.mark_seen();
-                if let Some(found) = check(self) {
-                    return found;
-                }
-                self.output.arrived().await;
-            }
-        };
-        match tokio::time::timeout(Duration::from_secs(10), looked).await {
-            Ok(found) => found,
-            Err(_) => panic!("waited in vain until {what}:\n{}", self.screen()),
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .status();
-    }
-}
-
-fn fastrand_suffix() -> u32 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos()
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn chat_streams_asks_interrupts_and_detaches() {
@@ -191,7 +33,7 @@ async fn chat_streams_asks_interrupts_and_detaches() {
     let victim = home.user_home().join("victim");
     std::fs::create_dir_all(&victim).unwrap();
     home.ctl_async(&["status"]).await.ok();
-    let mut tmux = Tmux::start(&home, "");
+    let mut tmux = Tmux::start(&home, "chat");
     tmux.wait_for("/help for commands").await;
 
     tmux.line("hi there").await;
@@ -254,7 +96,7 @@ async fn chat_survives_a_daemon_restart_and_sends_input_once() {
     home.use_fake_model(&server, "");
     std::fs::create_dir_all(home.user_home()).unwrap();
     home.ctl_async(&["status"]).await.ok();
-    let mut tmux = Tmux::start(&home, "");
+    let mut tmux = Tmux::start(&home, "chat");
     tmux.wait_for("/help for commands").await;
     tmux.line("one").await;
     tmux.wait_for("before").await;
@@ -279,7 +121,7 @@ async fn two_terminals_watch_one_session_at_once() {
     home.use_fake_model(&server, "");
     std::fs::create_dir_all(home.user_home()).unwrap();
     home.ctl_async(&["status"]).await.ok();
-    let mut first = Tmux::start(&home, "");
+    let mut first = Tmux::start(&home, "chat");
     let screen = first.wait_for("/help for commands").await;
     let id = screen
         .split("session ")
@@ -289,7 +131,7 @@ async fn two_terminals_watch_one_session_at_once() {
         .next()
         .unwrap()
         .to_string();
-    let mut second = Tmux::start(&home, &id);
+    let mut second = Tmux::start(&home, &format!("chat {id}"));
     second.wait_for("/help for commands").await;
     first.line("hello from one").await;
     first.wait_for("seen by both").await;
@@ -312,7 +154,7 @@ async fn ctrl_d_mid_turn_detaches_and_the_turn_goes_on() {
     home.use_fake_model(&server, "");
     std::fs::create_dir_all(home.user_home()).unwrap();
     home.ctl_async(&["status"]).await.ok();
-    let mut first = Tmux::start(&home, "");
+    let mut first = Tmux::start(&home, "chat");
     first.wait_for("/help for commands").await;
     first.line("count for me").await;
     first.wait_for("tick tick").await;
@@ -334,7 +176,7 @@ async fn ctrl_d_mid_turn_detaches_and_the_turn_goes_on() {
         .unwrap()
         .to_string();
 
-    let mut second = Tmux::start(&home, &id);
+    let mut second = Tmux::start(&home, &format!("chat {id}"));
     let screen = second.wait_for("THE END").await;
     assert!(
         screen.contains("› count for me"),
@@ -374,7 +216,7 @@ async fn history_slash_commands_title_undo_retry_branch_compress_and_resume() {
     );
     std::fs::create_dir_all(home.user_home()).unwrap();
     home.ctl_async(&["status"]).await.ok();
-    let mut tmux = Tmux::start(&home, "");
+    let mut tmux = Tmux::start(&home, "chat");
     tmux.wait_for("/help for commands").await;
 
     tmux.line("first question").await;

@@ -76,7 +76,8 @@ impl Styles {
 /// Draw the whole screen.
 pub fn draw(frame: &mut Frame, app: &mut App, cache: &mut BlockCache) {
     let styles = Styles::new(&app.config.theme);
-    let area = frame.area();
+    let [area, status_line] =
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(1)]).areas(frame.area());
     let sidebar_width = if area.width >= MIN_WIDTH_FOR_SIDEBAR {
         app.config.sidebar_width.min(area.width * 2 / 5)
     } else {
@@ -88,12 +89,8 @@ pub fn draw(frame: &mut Frame, app: &mut App, cache: &mut BlockCache) {
         sidebar::draw(frame, side, app, &styles);
     }
     let input_lines = (app.input.lines().len() as u16).clamp(1, MAX_INPUT_LINES);
-    let [conversation, input, status_line] = Layout::vertical([
-        Constraint::Fill(1),
-        Constraint::Length(input_lines + 2),
-        Constraint::Length(1),
-    ])
-    .areas(main);
+    let [conversation, input] =
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(input_lines + 2)]).areas(main);
     blocks::draw(frame, conversation, app, cache, &styles);
     draw_input(frame, input, app, &styles);
     status::draw(frame, status_line, app, &styles);
@@ -105,7 +102,7 @@ fn draw_input(frame: &mut Frame, area: Rect, app: &App, styles: &Styles) {
     let border = if focused { styles.accent } else { styles.dim };
     let running = app.conversation().is_some_and(|c| c.running);
     let title = if running {
-        " running — Enter queues, Ctrl-C stops "
+        " running — Ctrl-C stops it "
     } else {
         " message — Enter sends, Alt+Enter new line, /help "
     };
@@ -135,3 +132,6 @@ fn draw_input(frame: &mut Frame, area: Rect, app: &App, styles: &Styles) {
         frame.set_cursor_position((inner.x + cursor_x - shift, inner.y + (row - first) as u16));
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -155,7 +155,7 @@ fn search(frame: &mut Frame, main: Rect, app: &App, styles: &Styles) {
         .borders(Borders::ALL)
         .border_style(styles.accent)
         .title(Line::styled(
-            " search every session — Enter searches / opens, Esc closes ",
+            " search — Enter searches or opens, Esc closes ",
             styles.accent,
         ));
     let inner = block.inner(area);

@@ -17,4 +17,5 @@ pub mod send;
 pub mod send_attached;
 pub mod sessions;
 pub mod skills;
+pub mod tui;
 pub mod watch;
