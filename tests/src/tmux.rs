@@ -92,6 +92,15 @@ impl Tmux {
         }
     }
 
+    /// The pid of the pane's shell.
+    pub fn pane_pid(&self) -> i32 {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "display-message", "-p", "-t", "0", "#{pane_pid}"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+    }
+
     pub fn keys(&self, keys: &[&str]) {
         let mut args = vec!["-L", &self.socket, "send-keys", "-t", "0"];
         args.extend_from_slice(keys);

@@ -115,3 +115,58 @@ async fn tui_streams_approves_switches_to_a_running_session_and_quits_leaving_it
     let after = std::fs::read_to_string(&after).unwrap();
     assert_eq!(before, after, "the terminal is restored");
 }
+
+/// The pid of the program the pane's shell runs (hermesctl exec'd into hermes-tui).
+fn pane_child(tmux: &Tmux) -> i32 {
+    let shell = tmux.pane_pid();
+    let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children")).unwrap();
+    children.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tui_reconnects_after_the_daemon_is_killed_and_sigterm_restores_the_terminal() {
+    let server = FakeLlm::start(vec![Reply::text("first answer"), Reply::text("second answer")]).await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, "");
+    std::fs::create_dir_all(home.user_home()).unwrap();
+    home.ctl_async(&["status"]).await.ok();
+    let before = home.path().join("stty.before");
+    let after = home.path().join("stty.after");
+    let ctl = Tmux::hermesctl(&home, "tui --new");
+    let mut tmux = Tmux::start_script(
+        &home,
+        &format!(
+            "stty -a > {}; {ctl}; s=$?; stty -a > {}; echo EXIT=$s; sleep 600",
+            before.display(),
+            after.display()
+        ),
+    );
+    tmux.wait_for("● connected").await;
+    tmux.keys(&["one", "Enter"]);
+    tmux.wait_for("first answer").await;
+    tmux.wait_for("model calls").await;
+
+    home.kill_daemon_hard().await;
+    tmux.wait_for("○ reconnecting").await;
+    home.ctl_async(&["status"]).await.ok();
+    tmux.wait_for("● connected").await;
+    tmux.keys(&["two", "Enter"]);
+    let screen = tmux.wait_for("second answer").await;
+    assert_eq!(screen.matches("first answer").count(), 1, "nothing repeated:\n{screen}");
+    assert_eq!(screen.matches("› one").count(), 1, "{screen}");
+    assert_eq!(screen.matches("› two").count(), 1, "{screen}");
+
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pane_child(&tmux)),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let screen = tmux.wait_for("EXIT=").await;
+    assert!(screen.contains("EXIT=0"), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(before).unwrap(),
+        std::fs::read_to_string(after).unwrap(),
+        "the terminal is restored after SIGTERM"
+    );
+}
