@@ -95,7 +95,15 @@ impl Tmux {
     /// The pid of the pane's shell.
     pub fn pane_pid(&self) -> i32 {
         let out = Command::new("tmux")
-            .args(["-L", &self.socket, "display-message", "-p", "-t", "0", "#{pane_pid}"])
+            .args([
+                "-L",
+                &self.socket,
+                "display-message",
+                "-p",
+                "-t",
+                "0",
+                "#{pane_pid}",
+            ])
             .output()
             .unwrap();
         String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()

@@ -125,7 +125,11 @@ fn pane_child(tmux: &Tmux) -> i32 {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn tui_reconnects_after_the_daemon_is_killed_and_sigterm_restores_the_terminal() {
-    let server = FakeLlm::start(vec![Reply::text("first answer"), Reply::text("second answer")]).await;
+    let server = FakeLlm::start(vec![
+        Reply::text("first answer"),
+        Reply::text("second answer"),
+    ])
+    .await;
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
     home.use_fake_model(&server, "");
@@ -153,7 +157,11 @@ async fn tui_reconnects_after_the_daemon_is_killed_and_sigterm_restores_the_term
     tmux.wait_for("● connected").await;
     tmux.keys(&["two", "Enter"]);
     let screen = tmux.wait_for("second answer").await;
-    assert_eq!(screen.matches("first answer").count(), 1, "nothing repeated:\n{screen}");
+    assert_eq!(
+        screen.matches("first answer").count(),
+        1,
+        "nothing repeated:\n{screen}"
+    );
     assert_eq!(screen.matches("› one").count(), 1, "{screen}");
     assert_eq!(screen.matches("› two").count(), 1, "{screen}");
 
