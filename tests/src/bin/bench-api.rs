@@ -3,9 +3,10 @@
 //! **The daemon alone**, raw HTTP over loopback, the fake model answering `ok` at once:
 //!
 //! 1. `POST /v1/chat/completions`, not streamed (target: median < 5 ms of daemon time). The time
-//!    is the client's, from the request to the last byte of the answer. It includes the fake
-//!    model's answer, so it is an upper bound on the daemon's time. Each sample is a new
-//!    conversation (a new first message), made, run and stored.
+//!    is the client's, from the request to the last byte of the answer. Each sample is a new
+//!    conversation (a new first message), made, run and stored. The fake model is then timed
+//!    alone with the same client and a streamed request like the daemon's; the daemon's time is
+//!    the completion's median less the model's.
 //! 2. SIZE concurrent streaming requests (`max_concurrent_runs: 0`; target: daemon RSS < 40 MiB),
 //!    all sent at once, each read to `[DONE]`, with the daemon's RSS peak (`VmHWM`, reset first
 //!    where the kernel allows) read after.
@@ -30,7 +31,7 @@ use hermes_tests::{
     home::StopOnDrop,
     http,
     python_hermes::{self, PythonGateway},
-    report::{Row, print, value_row},
+    report::{Row, ms, percentile, print, value_row},
 };
 use serde_json::Value;
 
@@ -82,6 +83,24 @@ async fn daemon_alone(size: usize) -> (Vec<Row>, bool) {
         assert_eq!(answer.status, 200, "{}", answer.body);
     }
 
+    // The fake model alone, the same client and a streamed request like the daemon's: what the
+    // completion's time spends outside the daemon.
+    let mut model = Vec::new();
+    for i in 0..size {
+        llm.push(Reply::text("ok"));
+        let started = Instant::now();
+        let answer = http::post(
+            llm.addr().port(),
+            "/v1/chat/completions",
+            &[],
+            &chat(&format!("model {i}"), true),
+        )
+        .await;
+        model.push(started.elapsed());
+        assert_eq!(answer.status, 200, "{}", answer.body);
+    }
+    let daemon_share = percentile(&mut samples, 0.5).saturating_sub(percentile(&mut model, 0.5));
+
     let peak_reset = home.reset_daemon_peak();
     let streams = (0..size).map(|i| {
         tokio::spawn(async move { post(port, &chat(&format!("stream {i}"), true)).await })
@@ -104,6 +123,16 @@ async fn daemon_alone(size: usize) -> (Vec<Row>, bool) {
         Row::with_p95(
             format!("chat completion, not streamed ({size} samples)"),
             &mut samples,
+            "",
+        ),
+        Row::with_p95(
+            format!("the fake model alone, the same client ({size} samples)"),
+            &mut model,
+            "",
+        ),
+        value_row(
+            "daemon time: the completion's median less the model's".into(),
+            ms(daemon_share),
             "< 5 ms",
         ),
         value_row(
