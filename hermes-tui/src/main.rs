@@ -107,17 +107,24 @@ fn main_with(args: Args) -> Result<(), String> {
     Ok(())
 }
 
+/// A log past this size is moved to `tui.log.1` (replacing the one before) when the TUI starts.
+const LOG_ROTATE_BYTES: u64 = 1024 * 1024;
+
 /// Log to `logs/tui.log` (never the screen); `HERMES_TUI_LOG` sets the filter (default info).
 fn init_logging(dir: &std::path::Path) {
     use std::os::unix::fs::OpenOptionsExt;
     if std::fs::create_dir_all(dir).is_err() {
         return;
     }
+    let path = dir.join("tui.log");
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() > LOG_ROTATE_BYTES) {
+        let _ = std::fs::rename(&path, dir.join("tui.log.1"));
+    }
     let Ok(file) = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .mode(0o600)
-        .open(dir.join("tui.log"))
+        .open(&path)
     else {
         return;
     };

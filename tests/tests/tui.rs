@@ -178,3 +178,25 @@ async fn tui_reconnects_after_the_daemon_is_killed_and_sigterm_restores_the_term
         "the terminal is restored after SIGTERM"
     );
 }
+
+#[test]
+fn a_tui_log_past_a_mebibyte_is_rotated_when_the_tui_starts() {
+    let home = TestHome::new();
+    let logs = home.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let big = "x".repeat(1024 * 1024 + 1);
+    std::fs::write(logs.join("tui.log"), &big).unwrap();
+    // No daemon answers: the TUI says so and exits, having opened its log first.
+    let out = std::process::Command::new(hermes_tests::binary("hermes-tui"))
+        .env("HERMES_HOME", home.path())
+        .arg("--socket")
+        .arg(home.path().join("nobody.sock"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("hermesctl daemon start"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(logs.join("tui.log.1")).unwrap(), big);
+    assert!(std::fs::metadata(logs.join("tui.log")).unwrap().len() < 4096);
+}
