@@ -2,6 +2,7 @@
 //! watch the answer stream, approve a command in the modal, switch to a second session that a
 //! `hermesctl send` is running in and see its stream, quit — and check that the turn went on and
 //! the terminal is as it was (`stty -a` before and after).
+//! Also: a `tui.log` past 1 MiB is rotated when the TUI starts.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
 
 use std::process::Stdio;
@@ -197,6 +198,9 @@ fn a_tui_log_past_a_mebibyte_is_rotated_when_the_tui_starts() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("hermesctl daemon start"), "{stderr}");
-    assert_eq!(std::fs::read_to_string(logs.join("tui.log.1")).unwrap(), big);
+    assert_eq!(
+        std::fs::read_to_string(logs.join("tui.log.1")).unwrap(),
+        big
+    );
     assert!(std::fs::metadata(logs.join("tui.log")).unwrap().len() < 4096);
 }
