@@ -15,6 +15,7 @@ const PROTOS: &[&str] = &[
     "hermes/v1/skills.proto",
     "hermes/v1/gateway.proto",
     "hermes/v1/models.proto",
+    "hermes/v1/mcp.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

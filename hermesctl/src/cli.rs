@@ -98,6 +98,9 @@ pub enum Command {
     /// Chat platforms (Telegram): how each connection is doing, and their home channels.
     #[command(subcommand)]
     Gateway(GatewayCommand),
+    /// MCP servers: their state, a connection test, adding and removing them in config.yaml.
+    #[command(subcommand)]
+    Mcp(McpCommand),
     /// Who may talk to the agent from a chat platform: pending codes and approved users.
     #[command(subcommand)]
     Pairing(PairingCommand),
@@ -575,4 +578,33 @@ mod tests {
             .is_err()
         );
     }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Every configured server: state (connecting, connected, failed, disabled), tools, error.
+    List,
+    /// Connect to a configured server once, apart from the daemon's connection, and list its tools.
+    Test { name: String },
+    /// Add a server to mcp_servers in config.yaml (then the daemon connects it).
+    Add {
+        name: String,
+        /// A stdio server: the program to run.
+        #[arg(long, conflicts_with = "url", required_unless_present = "url")]
+        command: Option<String>,
+        /// A Streamable HTTP server's URL.
+        #[arg(long)]
+        url: Option<String>,
+        /// An environment variable for a stdio server, KEY=VALUE (repeatable).
+        #[arg(long = "env", value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// A header for an HTTP server, "Name: value" (repeatable).
+        #[arg(long = "header", value_name = "NAME: VALUE")]
+        headers: Vec<String>,
+        /// The stdio server's arguments (last; a leading `--` is dropped).
+        #[arg(long, num_args = 1.., allow_hyphen_values = true, trailing_var_arg = true)]
+        args: Vec<String>,
+    },
+    /// Remove a server from mcp_servers in config.yaml.
+    Rm { name: String },
 }

@@ -39,6 +39,10 @@ impl Daemon {
         hermes_proto::pb::gateway_client::GatewayClient::new(self.channel.clone())
     }
 
+    pub fn mcp(&self) -> hermes_proto::pb::mcp_client::McpClient<Channel> {
+        hermes_proto::pb::mcp_client::McpClient::new(self.channel.clone())
+    }
+
     pub fn skills(&self) -> SkillsClient<Channel> {
         SkillsClient::new(self.channel.clone())
     }

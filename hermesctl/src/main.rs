@@ -80,6 +80,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Config(command) => commands::config::run(&ctx, command).await,
         Command::Memory(command) => commands::memory::run(&ctx, command).await,
         Command::Gateway(command) => commands::gateway::run(&ctx, command).await,
+        Command::Mcp(command) => commands::mcp::run(&ctx, command).await,
         Command::Pairing(command) => commands::gateway::pairing(&ctx, command).await,
         Command::Skills(command) => commands::skills::run(&ctx, command).await,
         Command::Cron(command) => commands::cron::run(&ctx, *command).await,

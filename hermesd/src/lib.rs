@@ -14,6 +14,7 @@ pub mod llm;
 pub mod lockfile;
 pub mod logging;
 pub mod maintenance;
+pub mod mcp;
 pub mod memory;
 pub mod policy;
 pub mod residency;
@@ -66,6 +67,10 @@ pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), Serv
     tokio::spawn(cron::scheduler::run(Arc::clone(&state.cron)));
     tokio::spawn(cron::waiting::run(Arc::clone(&state.cron)));
     tokio::spawn(cron::retention::sweep(Arc::clone(&state.cron)));
+    // MCP servers connect in the background, after READY: a slow or broken one delays nothing.
+    if let Some(mcp) = state.runner.tool_services.mcp() {
+        mcp.apply(&state.config().settings.mcp);
+    }
     // Each platform connects in its own task: none delays READY or the others.
     let gateway = Arc::clone(&state.gateway);
     tokio::spawn(async move { gateway.start().await });
@@ -73,6 +78,9 @@ pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), Serv
         tokio::spawn(cron::ops::serve(Arc::clone(&state.cron), requests));
     }
     let served = serving.await;
+    if let Some(mcp) = state.runner.tool_services.mcp() {
+        mcp.shutdown().await;
+    }
     let killed = state.runner.tool_services.processes.kill_all().await;
     if killed > 0 {
         tracing::info!(killed, "background processes stopped");

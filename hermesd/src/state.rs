@@ -63,6 +63,8 @@ impl DaemonState {
         ));
         tool_services.apply_config(&config.settings);
         install_masker(&tool_services, &config);
+        let mcp = crate::mcp::Mcp::new(home.dir.clone());
+        tool_services.set_mcp(Arc::clone(&mcp));
         let shutdown = CancellationToken::new();
         let config = Arc::new(SharedConfig::new(config));
         let runner = Arc::new(TurnRunner::new(
@@ -137,6 +139,11 @@ impl DaemonState {
         self.runner.tool_services.apply_config(&config.settings);
         install_masker(&self.runner.tool_services, &config);
         self.cron.control.apply(config.settings.cron.clone());
+        if let Some(mcp) = self.runner.tool_services.mcp()
+            && tokio::runtime::Handle::try_current().is_ok()
+        {
+            mcp.apply(&config.settings.mcp);
+        }
         self.config.set(config);
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let services = Arc::clone(&self.runner.tool_services);

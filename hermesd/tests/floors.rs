@@ -23,6 +23,7 @@ const FLOORS: &[(&str, u32)] = &[
     ("exec", 5),
     ("memory", 6),
     ("skills", 6),
+    ("mcp", 6),
     ("tools", 7),
     ("agent", 8),
     ("cron", 9),

@@ -150,6 +150,13 @@ pub const COMMANDS: &[Command] = &[
         Everywhere,
     ),
     command(
+        "reload-mcp",
+        &["reload_mcp"],
+        "",
+        "connect the MCP servers again (config.yaml read again)",
+        Everywhere,
+    ),
+    command(
         "sethome",
         &["set-home"],
         "",

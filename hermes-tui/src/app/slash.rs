@@ -10,7 +10,15 @@ use super::{App, Effect, Focus, conversation::Pending};
 
 /// Commands the daemon link carries out with an RPC.
 pub const RPC_COMMANDS: &[&str] = &[
-    "model", "busy", "usage", "title", "branch", "undo", "retry", "compress",
+    "model",
+    "busy",
+    "usage",
+    "title",
+    "branch",
+    "undo",
+    "retry",
+    "compress",
+    "reload-mcp",
 ];
 
 impl App {

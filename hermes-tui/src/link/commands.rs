@@ -139,6 +139,13 @@ async fn command(
                 done.tokens_before, done.tokens_after, done.new_segment_id
             ))
         }
+        "reload-mcp" => {
+            let reply = hermes_proto::pb::mcp_client::McpClient::new(channel)
+                .reload(pb::ReloadMcpRequest {})
+                .await?
+                .into_inner();
+            info(hermes_proto::mcp::summary(&reply.servers))
+        }
         other => info(format!("/{other} is not available in the TUI")),
     }
 }

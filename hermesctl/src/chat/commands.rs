@@ -138,6 +138,14 @@ impl Chat {
                     }
                 );
             }
+            Slash::ReloadMcp => {
+                let reply = daemon
+                    .mcp()
+                    .reload(pb::ReloadMcpRequest {})
+                    .await?
+                    .into_inner();
+                println!("{}", hermes_proto::mcp::summary(&reply.servers));
+            }
             Slash::Compress => {
                 println!("compressing…");
                 let done = sessions

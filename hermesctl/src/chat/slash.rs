@@ -22,6 +22,7 @@ pub enum Slash {
     Retry,
     Resume(Option<String>),
     Compress,
+    ReloadMcp,
     Detach,
     Quit,
 }
@@ -58,6 +59,7 @@ pub fn parse(line: &str) -> Result<Option<Slash>, String> {
         "retry" => Slash::Retry,
         "resume" => Slash::Resume(rest_of_line),
         "compress" => Slash::Compress,
+        "reload-mcp" => Slash::ReloadMcp,
         "detach" => Slash::Detach,
         "quit" => Slash::Quit,
         other => return Err(unknown(other)),

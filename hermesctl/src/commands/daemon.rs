@@ -35,6 +35,10 @@ fn print_status(ctx: &Context, s: &pb::GetStatusResponse) {
             "model": s.model,
             "db_bytes": s.db_bytes,
             "started_at": output::timestamp(s.started_at.as_ref()),
+            "mcp_servers": s.mcp_servers.iter().map(|m| json!({
+                "name": m.name, "state": m.state, "tools": m.tools.len(),
+                "error": if m.error.is_empty() { serde_json::Value::Null } else { json!(m.error) },
+            })).collect::<Vec<_>>(),
         }));
         return;
     }
@@ -60,6 +64,12 @@ fn print_status(ctx: &Context, s: &pb::GetStatusResponse) {
     output::line(format!("model     {model}"));
     output::line(format!("sessions  {} live", s.live_sessions));
     output::line(format!("database  {}", output::size(s.db_bytes)));
+    for server in &s.mcp_servers {
+        output::line(format!(
+            "mcp       {}",
+            hermes_proto::mcp::line(server).trim_start_matches("MCP ")
+        ));
+    }
 }
 
 fn uptime(seconds: u64) -> String {

@@ -11,6 +11,7 @@ pub mod events_json;
 pub mod gateway;
 pub mod history;
 pub mod import;
+pub mod mcp;
 pub mod memory;
 pub mod model;
 pub mod send;

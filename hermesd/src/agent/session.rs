@@ -321,6 +321,10 @@ async fn run(
             .registry
             .toolbox_of(&review::REVIEW_TOOLS, &state.tool_services)
     } else {
+        // A new session waits a moment for MCP servers still connecting, then goes without.
+        if let Some(mcp) = state.tool_services.mcp() {
+            mcp.settle().await;
+        }
         let mut selection = config.settings.toolsets.clone();
         if !input.toolsets.is_empty() {
             selection.enabled = input.toolsets.clone();
@@ -331,7 +335,8 @@ async fn run(
             excluded_tools(&session.source),
         )
     };
-    let tool_names = toolbox.names();
+    let tool_names: Vec<String> = toolbox.names().into_iter().map(str::to_string).collect();
+    let tool_name_refs: Vec<&str> = tool_names.iter().map(String::as_str).collect();
     let session_skills = Arc::new(toolbox.session_skills(&session.source));
     let cwd = session_cwd(&session, &settings, &state.tool_services.paths);
     let model = chain
@@ -343,7 +348,7 @@ async fn run(
         state,
         &session,
         &PromptFor {
-            tools: &tool_names,
+            tools: &tool_name_refs,
             session_skills: &session_skills,
             settings: &settings,
             model: &model,
@@ -408,7 +413,7 @@ async fn run(
     };
     let outcome = turn.drive(&input.text, &input.source_client).await;
     if let Ok(done) = &outcome {
-        review::after_turn(state, &handle, &session, done, &tool_names);
+        review::after_turn(state, &handle, &session, done, &tool_name_refs);
         let first_exchange = session.message_count == 0 && session.title.is_none();
         if first_exchange && done.end == TurnEnd::Finished && !reviewing && session.source != "cron"
         {

@@ -20,7 +20,7 @@ use crate::{
 
 /// What a session's prompt is built for: its tools and skills, settings, model and directory.
 pub(super) struct PromptFor<'a> {
-    pub tools: &'a [&'static str],
+    pub tools: &'a [&'a str],
     pub session_skills: &'a Arc<SessionSkills>,
     pub settings: &'a TurnSettings,
     pub model: &'a str,
@@ -94,7 +94,7 @@ async fn build(
 ) -> Result<String, TurnError> {
     let home = state.home.dir.clone();
     let cwd = inputs.cwd.to_path_buf();
-    let tools: Vec<&'static str> = inputs.tools.to_vec();
+    let tools: Vec<String> = inputs.tools.iter().map(|t| t.to_string()).collect();
     let system_message = inputs.settings.system_message.clone();
     let enforcement = inputs.settings.enforcement.clone();
     let model = inputs.model.to_string();
@@ -119,6 +119,7 @@ async fn build(
         let memory = memory_settings
             .map(|m| m.snapshot_block(&home))
             .unwrap_or_default();
+        let tools: Vec<&str> = tools.iter().map(String::as_str).collect();
         prompt::build(&PromptInputs {
             home: &home,
             cwd: &cwd,

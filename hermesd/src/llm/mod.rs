@@ -29,7 +29,10 @@ pub use settings::{
     HOW_TO_CONFIGURE, SettingsError, auxiliary_endpoint, check_job_base_url, endpoints, key_env,
     known_base_url,
 };
-pub use transport::{HttpClient, Response as HttpResponse, TransportError, TransportKind};
+pub use transport::{
+    HttpClient, RequestBuilder as HttpRequest, Response as HttpResponse, TransportError,
+    TransportKind,
+};
 pub use types::{
     ChatMessage, ChatRequest, Completion, EventSink, Role, StreamEvent, ToolCall, ToolSchema, Usage,
 };

@@ -40,6 +40,7 @@ impl pb::daemon_server::Daemon for DaemonService {
             db_bytes: state.store.size_bytes(),
             profile: state.home.profile.clone().unwrap_or_default(),
             started_at: Some(timestamp(started_ms)),
+            mcp_servers: super::mcp_service::servers(state),
         }))
     }
 

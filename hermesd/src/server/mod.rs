@@ -6,6 +6,7 @@ mod cron_service;
 mod daemon_service;
 mod gateway_service;
 pub mod listener;
+mod mcp_service;
 mod memory_service;
 mod models_service;
 pub mod peer;
@@ -127,7 +128,10 @@ pub async fn serve(state: Arc<DaemonState>, listener: Listener) -> Result<(), Se
             models_service::ModelsService {
                 state: Arc::clone(&state),
             },
-        ));
+        ))
+        .add_service(pb::mcp_server::McpServer::new(mcp_service::McpService {
+            state: Arc::clone(&state),
+        }));
 
     let stop = state.shutdown.clone();
     let server =

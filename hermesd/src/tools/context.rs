@@ -155,6 +155,8 @@ pub struct ToolServices {
     messenger: std::sync::OnceLock<Arc<dyn super::messenger::Messenger>>,
     /// What masks secrets in every result and output event; replaced on each reload.
     masker: std::sync::RwLock<Arc<SecretMasker>>,
+    /// The MCP servers, whose tools join a session's (set once as the daemon is built).
+    mcp: std::sync::OnceLock<Arc<crate::mcp::Mcp>>,
 }
 
 impl std::fmt::Debug for ToolServices {
@@ -183,7 +185,20 @@ impl ToolServices {
             cron,
             messenger: std::sync::OnceLock::new(),
             masker: std::sync::RwLock::new(Arc::default()),
+            mcp: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Connect the MCP servers (once, as the daemon is built).
+    pub fn set_mcp(&self, mcp: Arc<crate::mcp::Mcp>) {
+        if self.mcp.set(mcp).is_err() {
+            tracing::warn!("the MCP servers were connected to the tools twice; the first stays");
+        }
+    }
+
+    /// The MCP servers, once the daemon is built.
+    pub fn mcp(&self) -> Option<&Arc<crate::mcp::Mcp>> {
+        self.mcp.get()
     }
 
     /// Connect the chat platforms (once, as the daemon is built).

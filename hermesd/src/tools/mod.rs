@@ -8,6 +8,7 @@ mod context;
 mod cronjob_tool;
 mod file_tools;
 pub mod files;
+mod mcp_tools;
 mod memory_tool;
 pub mod messenger;
 mod outcome;
@@ -54,9 +55,9 @@ pub enum ToolError {
 #[async_trait]
 pub trait Tool: Send + Sync {
     /// The name the model calls (Hermes' names: `terminal`, `read_file`, …).
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
     /// The toolset that enables it (`terminal`, `file`, `todo`, …).
-    fn toolset(&self) -> &'static str;
+    fn toolset(&self) -> &str;
     /// The OpenAI function object: `{name, description, parameters}`.
     fn schema(&self) -> Value;
     /// Whether this call may run beside others (see [`plan_batch`]).

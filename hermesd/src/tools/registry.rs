@@ -48,7 +48,7 @@ impl Registry {
         services: &ToolServices,
         exclude: &[&str],
     ) -> Toolbox {
-        let tools: Vec<Arc<dyn Tool>> = self
+        let mut tools: Vec<Arc<dyn Tool>> = self
             .tools
             .iter()
             .filter(|t| selection.allows(t.toolset()))
@@ -56,6 +56,16 @@ impl Registry {
             .filter(|t| t.available(services))
             .cloned()
             .collect();
+        if let Some(mcp) = services.mcp() {
+            let servers: Vec<String> = mcp.statuses().into_iter().map(|s| s.name).collect();
+            tools.extend(
+                mcp.tools()
+                    .into_iter()
+                    .filter(|t| selection.allows_mcp(t.server_name(), &servers))
+                    .filter(|t| !exclude.contains(&t.name.as_str()))
+                    .map(|t| Arc::new(super::mcp_tools::McpToolAdapter(t)) as Arc<dyn Tool>),
+            );
+        }
         Toolbox::of(tools)
     }
 }
@@ -105,7 +115,7 @@ impl std::fmt::Debug for Toolbox {
 impl Toolbox {
     /// A toolbox of `tools`, sorted by name, with their schemas.
     fn of(mut tools: Vec<Arc<dyn Tool>>) -> Self {
-        tools.sort_by_key(|t| t.name());
+        tools.sort_by(|a, b| a.name().cmp(b.name()));
         let schemas = tools.iter().map(|t| to_schema(t.as_ref())).collect();
         Toolbox {
             tools,
@@ -117,7 +127,7 @@ impl Toolbox {
         &self.schemas
     }
 
-    pub fn names(&self) -> Vec<&'static str> {
+    pub fn names(&self) -> Vec<&str> {
         self.tools.iter().map(|t| t.name()).collect()
     }
 
@@ -276,7 +286,8 @@ mod tests {
     /// default, waits for the commit.
     #[test]
     fn only_reads_are_without_effects() {
-        let pure: Vec<&str> = super::super::builtin_tools()
+        let tools = super::super::builtin_tools();
+        let pure: Vec<&str> = tools
             .iter()
             .filter(|tool| !tool.has_effects(&json!({})))
             .map(|tool| tool.name())

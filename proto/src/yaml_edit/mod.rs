@@ -114,6 +114,98 @@ pub fn set(text: &str, key: &str, value: &Value) -> Result<String, EditError> {
     Ok(new_text)
 }
 
+/// Remove a dotted key and its whole value block (e.g. `mcp_servers.github`). Ok(None) when the
+/// key is absent. The result is verified as `set`'s is: the tree with only that key gone.
+pub fn remove(text: &str, key: &str) -> Result<Option<String>, EditError> {
+    let path = split_key(key)?;
+    let old_tree = parse(text)?;
+    if lookup(&old_tree, &path).is_none() {
+        return Ok(None);
+    }
+    let refuse = |reason: String| EditError::Refused {
+        reason,
+        manual: format!("(delete `{key}` and the lines under it)"),
+    };
+    let lines = split_lines(text);
+    let mut range = document_body_start(&lines).map_err(refuse)?..lines.len();
+    let mut found = None;
+    for (depth, segment) in path.iter().enumerate() {
+        let owner = if depth == 0 {
+            "the file".to_string()
+        } else {
+            path[..depth].join(".")
+        };
+        let block = scan_block(&lines, range.clone(), &owner).map_err(refuse)?;
+        let Some((idx, key_line)) = block
+            .children
+            .into_iter()
+            .find(|(_, k)| key_matches(&k.key, segment))
+        else {
+            return Err(refuse(format!(
+                "`{}` is not written as a block",
+                path[..=depth].join(".")
+            )));
+        };
+        range = idx + 1..block_end(&lines, idx, key_line.indent);
+        found = Some((idx, range.end));
+    }
+    let Some((first, end)) = found else {
+        return Err(EditError::BadKey("empty key".into()));
+    };
+    let cut_start = lines[first].start;
+    let cut_end = lines.get(end).map_or(text.len(), |l| l.start);
+    let new_text = format!("{}{}", &text[..cut_start], &text[cut_end..]);
+    let mut expected = old_tree.clone();
+    if let Some((last, parents)) = path.split_last() {
+        let parent = if parents.is_empty() {
+            Some(&mut expected)
+        } else {
+            lookup_mut(&mut expected, parents)
+        };
+        if let Some(Value::Mapping(map)) = parent {
+            let k = map.keys().find(|k| key_matches(k, last)).cloned();
+            if let Some(k) = k {
+                map.remove(&k);
+            }
+        }
+    }
+    let new_tree: Value = if new_text.trim().is_empty() {
+        Value::Null
+    } else {
+        serde_yaml::from_str(&new_text)
+            .map_err(|e| refuse(format!("the edited file would not parse: {e}")))?
+    };
+    // A mapping left empty reads back as null (`mcp_servers:` with nothing under it).
+    if empty_as_null(new_tree) != empty_as_null(expected) {
+        return Err(refuse(
+            "the line edit did not give the expected result".into(),
+        ));
+    }
+    Ok(Some(new_text))
+}
+
+fn empty_as_null(value: Value) -> Value {
+    match value {
+        Value::Mapping(map) if map.is_empty() => Value::Null,
+        Value::Mapping(map) => Value::Mapping(
+            map.into_iter()
+                .map(|(k, v)| (k, empty_as_null(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+fn lookup_mut<'v>(tree: &'v mut Value, path: &[&str]) -> Option<&'v mut Value> {
+    path.iter().try_fold(tree, |node, segment| match node {
+        Value::Mapping(map) => map
+            .iter_mut()
+            .find(|(k, _)| key_matches(k, segment))
+            .map(|(_, v)| v),
+        _ => None,
+    })
+}
+
 fn split_key(key: &str) -> Result<Vec<&str>, EditError> {
     if key.is_empty() {
         return Err(EditError::BadKey("the key is empty".into()));

@@ -495,3 +495,16 @@ fn round_trip_through_a_file() {
         Some(Value::String("debug".into()))
     );
 }
+
+#[test]
+fn remove_takes_a_key_and_its_block_and_keeps_the_rest() {
+    let text = "# mine\nmcp_servers:\n  fs:\n    command: npx\n    args:\n      - -y\n  web: {url: http://x}\nmodel: m # keep\n";
+    let out = super::remove(text, "mcp_servers.fs").unwrap().unwrap();
+    assert_eq!(
+        out,
+        "# mine\nmcp_servers:\n  web: {url: http://x}\nmodel: m # keep\n"
+    );
+    let out = super::remove(&out, "mcp_servers.web").unwrap().unwrap();
+    assert_eq!(out, "# mine\nmcp_servers:\nmodel: m # keep\n");
+    assert!(super::remove(text, "mcp_servers.nope").unwrap().is_none());
+}

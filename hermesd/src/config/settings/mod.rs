@@ -13,6 +13,7 @@ mod compression;
 mod cron;
 mod gateway;
 mod llm;
+mod mcp;
 mod memory;
 mod provider;
 pub mod read;
@@ -37,6 +38,7 @@ pub use compression::CompressionSection;
 pub use cron::CronSection;
 pub use gateway::{AccessSettings, GatewaySection, TELEGRAM_BASE_URL, TelegramSettings};
 pub use llm::{LlmSection, Timing};
+pub use mcp::{McpSection, McpServerConfig, McpTransport};
 pub use memory::MemorySection;
 pub use provider::{ApiMode, ProviderEntry};
 pub use retention::{SessionsSection, ToolResultsSection};
@@ -61,6 +63,7 @@ const MAPPINGS: &[&str] = &[
     "auxiliary",
     "compression",
     "cron",
+    "mcp",
     "memory",
     "platforms",
     "streaming",
@@ -90,6 +93,7 @@ pub struct Settings {
     pub auxiliary: AuxiliarySection,
     pub security: SecuritySection,
     pub gateway: GatewaySection,
+    pub mcp: McpSection,
 }
 
 impl Settings {
@@ -120,6 +124,7 @@ impl Settings {
             auxiliary: AuxiliarySection::read(&mut r),
             security: SecuritySection::read(&mut r, env),
             gateway: GatewaySection::read(&mut r, env),
+            mcp: McpSection::read(&mut r, env),
             approvals,
             cron,
         };

@@ -33,4 +33,24 @@ impl ToolsetSelection {
                 .iter()
                 .any(|e| e == toolset || is_everything(e))
     }
+
+    /// Whether MCP server `server`'s tools are on, as in Hermes: every enabled server unless
+    /// `toolsets` names some of `servers` (then only those) or holds `no_mcp`; a server named
+    /// in `agent.disabled_toolsets` (as `x` or `mcp-x`) is off.
+    pub fn allows_mcp(&self, server: &str, servers: &[String]) -> bool {
+        let names = |list: &[String], name: &str| {
+            list.iter()
+                .any(|e| e == name || e.strip_prefix("mcp-") == Some(name))
+        };
+        if names(&self.disabled, server) {
+            return false;
+        }
+        if self.enabled.is_empty() || names(&self.enabled, server) {
+            return true;
+        }
+        if self.enabled.iter().any(|e| e == "no_mcp") {
+            return false;
+        }
+        !servers.iter().any(|s| names(&self.enabled, s))
+    }
 }

@@ -113,6 +113,10 @@ impl HttpClient {
         self.request(Method::POST, url.into())
     }
 
+    pub fn delete(&self, url: impl Into<String>) -> RequestBuilder {
+        self.request(Method::DELETE, url.into())
+    }
+
     fn request(&self, method: Method, url: String) -> RequestBuilder {
         let mut headers = HeaderMap::new();
         headers.insert(
@@ -277,6 +281,20 @@ impl Response {
     /// The body's data as it arrives.
     pub fn into_stream(self) -> BodyDataStream<Incoming> {
         BodyDataStream::new(self.body)
+    }
+
+    /// The body itself, for a reader that takes an HTTP body (an SSE parser).
+    pub fn into_body(self) -> Incoming {
+        self.body
+    }
+
+    /// At most `limit` bytes of the body; more is an error of kind `Body`.
+    pub async fn bytes_limited(self, limit: usize) -> Result<Bytes, TransportError> {
+        Ok(Limited::new(self.body, limit)
+            .collect()
+            .await
+            .map_err(TransportError::body)?
+            .to_bytes())
     }
 }
 
