@@ -1,0 +1,210 @@
+//! The daemon as an MCP client, against real servers the test command provisions:
+//! `@modelcontextprotocol/server-everything` (npm, over stdio) and `mcp-server-time` (PyPI). The
+//! fake model calls their tools through a real turn; the requests it receives show what the
+//! model saw. A missing peer fails the test with the way to provision it — never a skip.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
+
+use std::{path::PathBuf, time::Duration};
+
+use hermes_tests::{
+    TestHome,
+    fake_llm::{FakeLlm, Reply, ToolCall},
+    home::StopOnDrop,
+};
+use serde_json::Value;
+
+const HINT: &str = "run the tests with scripts/test, which installs the MCP servers \
+    (tests/npm with npm ci, mcp-server-time in the test venv)";
+
+/// server-everything's entry point.
+fn everything() -> String {
+    let modules = std::env::var("HERMESD_TEST_NODE_MODULES")
+        .unwrap_or_else(|_| panic!("HERMESD_TEST_NODE_MODULES is not set: {HINT}"));
+    let entry =
+        PathBuf::from(modules).join("@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(entry.exists(), "{} is missing: {HINT}", entry.display());
+    entry.display().to_string()
+}
+
+/// `mcp-server-time` beside the test venv's Python.
+fn time_server() -> String {
+    let python = std::env::var("HERMESD_TEST_PYTHON")
+        .unwrap_or_else(|_| panic!("HERMESD_TEST_PYTHON is not set: {HINT}"));
+    let server = PathBuf::from(python).with_file_name("mcp-server-time");
+    assert!(server.exists(), "{} is missing: {HINT}", server.display());
+    server.display().to_string()
+}
+
+async fn servers(home: &TestHome) -> Vec<Value> {
+    home.ctl_async(&["mcp", "list", "--json"])
+        .await
+        .json()
+        .as_array()
+        .cloned()
+        .unwrap()
+}
+
+/// Ask until `server` is in `state` (servers connect in the background), at most 60 s.
+async fn wait_for_state(home: &TestHome, server: &str, state: &str) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let listed = servers(home).await;
+        if let Some(s) = listed
+            .iter()
+            .find(|s| s["name"] == server && s["state"] == state)
+        {
+            return s.clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{server} never became {state}: {listed:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn mcp_tools_reach_the_model_and_answer_with_the_servers_own_results() {
+    let llm = FakeLlm::start(vec![
+        Reply::tool_calls(vec![
+            ToolCall::new("mcp__everything__echo", r#"{"message":"hello mcp"}"#),
+            ToolCall::new("mcp__everything__get_env", "{}"),
+            ToolCall::new("mcp__time__get_current_time", r#"{"timezone":"UTC"}"#),
+            ToolCall::new("mcp__everything__get_tiny_image", "{}"),
+        ]),
+        Reply::text("done"),
+    ])
+    .await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.write(".env", "OPENROUTER_API_KEY=sk-or-provider-secret-0001\n");
+    home.use_fake_model(
+        &llm,
+        &format!(
+            "mcp_servers:\n  everything:\n    command: node\n    args: [{}, stdio]\n  time:\n    command: {}\n    tools:\n      exclude: [convert_time]\n  broken:\n    command: /nonexistent/mcp-server\n",
+            everything(),
+            time_server()
+        ),
+    );
+    let sent = home.ctl_async(&["send", "use the tools"]).await.ok();
+    assert!(sent.contains("done"), "{sent}");
+
+    let requests = llm.requests();
+    let tools = tool_names(&requests[0].body);
+    for wanted in [
+        "mcp__everything__echo",
+        "mcp__everything__get_env",
+        "mcp__everything__list_resources",
+        "mcp__everything__read_resource",
+        "mcp__everything__get_prompt",
+        "mcp__time__get_current_time",
+        "terminal",
+    ] {
+        assert!(
+            tools.iter().any(|t| t == wanted),
+            "{wanted} missing from {tools:?}"
+        );
+    }
+    assert!(
+        !tools.iter().any(|t| t == "mcp__time__convert_time"),
+        "the excluded tool was offered: {tools:?}"
+    );
+    let results = requests[1].tool_results();
+    assert_eq!(results.len(), 4, "{results:?}");
+    assert!(results[0].contains("Echo: hello mcp"), "{}", results[0]);
+    // The server's environment: the safe base, no provider key, no daemon variable.
+    assert!(results[1].contains("PATH"), "{}", results[1]);
+    assert!(
+        !results[1].contains("sk-or-provider-secret"),
+        "{}",
+        results[1]
+    );
+    assert!(!results[1].contains("HERMES_HOME"), "{}", results[1]);
+    assert!(results[2].contains("UTC"), "{}", results[2]);
+    // The image is saved in the home's cache and named to the model.
+    let image: Value = serde_json::from_str(&results[3]).unwrap();
+    let text = image["result"].as_str().unwrap();
+    let path = text
+        .lines()
+        .find_map(|l| l.strip_prefix("MEDIA:"))
+        .unwrap_or_else(|| panic!("no image in {text}"));
+    assert!(path.starts_with(home.path().to_str().unwrap()), "{path}");
+    assert!(
+        std::fs::read(path).unwrap().starts_with(b"\x89PNG"),
+        "{path}"
+    );
+
+    // The broken server is reported and delayed nothing else.
+    let broken = wait_for_state(&home, "broken", "failed").await;
+    assert!(
+        broken["error"].as_str().unwrap().contains("cannot start"),
+        "{broken}"
+    );
+    let status = home.ctl_async(&["status"]).await.ok();
+    assert!(status.contains("everything: connected"), "{status}");
+}
+
+/// The pid of the process whose working directory is `dir`.
+fn pid_with_cwd(dir: &std::path::Path) -> Option<i32> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+            let cwd = std::fs::read_link(entry.path().join("cwd")).ok()?;
+            (cwd == dir).then_some(pid)
+        })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_server_is_reported_and_comes_back_and_a_silent_one_times_out() {
+    let llm = FakeLlm::start(vec![Reply::text("unused")]).await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    let dir = home.path().join("time-server");
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.canonicalize().unwrap();
+    home.use_fake_model(
+        &llm,
+        &format!(
+            "mcp_servers:\n  time:\n    command: {}\n    cwd: {}\n  silent:\n    command: sleep\n    args: ['3600']\n    connect_timeout: 1\n",
+            time_server(),
+            dir.display()
+        ),
+    );
+    home.ctl_async(&["status"]).await;
+    wait_for_state(&home, "time", "connected").await;
+    let silent = wait_for_state(&home, "silent", "failed").await;
+    assert!(
+        silent["error"]
+            .as_str()
+            .unwrap()
+            .contains("connect timeout"),
+        "{silent}"
+    );
+
+    let pid = pid_with_cwd(&dir).expect("the time server's process");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let failed = wait_for_state(&home, "time", "failed").await;
+    assert!(
+        failed["error"].as_str().unwrap().contains("ended"),
+        "{failed}"
+    );
+    let back = wait_for_state(&home, "time", "connected").await;
+    assert_eq!(back["tools"].as_array().unwrap().len(), 2, "{back}");
+    let again = pid_with_cwd(&dir).expect("the restarted server");
+    assert_ne!(again, pid);
+}
