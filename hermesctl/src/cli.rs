@@ -602,7 +602,7 @@ pub enum McpCommand {
         #[arg(long = "header", value_name = "NAME: VALUE")]
         headers: Vec<String>,
         /// The stdio server's arguments (last; a leading `--` is dropped).
-        #[arg(long, num_args = 1.., allow_hyphen_values = true, trailing_var_arg = true)]
+        #[arg(long, num_args = 1.., allow_hyphen_values = true)]
         args: Vec<String>,
     },
     /// Remove a server from mcp_servers in config.yaml.

@@ -150,8 +150,8 @@ pub const COMMANDS: &[Command] = &[
         Everywhere,
     ),
     command(
-        "reload-mcp",
-        &["reload_mcp"],
+        "reload_mcp",
+        &["reload-mcp"],
         "",
         "connect the MCP servers again (config.yaml read again)",
         Everywhere,

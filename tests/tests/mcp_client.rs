@@ -137,7 +137,8 @@ async fn mcp_tools_reach_the_model_and_answer_with_the_servers_own_results() {
         .lines()
         .find_map(|l| l.strip_prefix("MEDIA:"))
         .unwrap_or_else(|| panic!("no image in {text}"));
-    assert!(path.starts_with(home.path().to_str().unwrap()), "{path}");
+    let spill_root = home.path().join("cache/tool-results");
+    assert!(path.starts_with(spill_root.to_str().unwrap()), "{path}");
     assert!(
         std::fs::read(path).unwrap().starts_with(b"\x89PNG"),
         "{path}"
@@ -207,4 +208,44 @@ async fn a_killed_server_is_reported_and_comes_back_and_a_silent_one_times_out()
     assert_eq!(back["tools"].as_array().unwrap().len(), 2, "{back}");
     let again = pid_with_cwd(&dir).expect("the restarted server");
     assert_ne!(again, pid);
+}
+
+#[test]
+fn mcp_add_and_rm_edit_config_yaml_keeping_the_rest() {
+    let home = TestHome::new();
+    home.write("config.yaml", "# mine\nmodel:\n  default: m\n");
+    let added = home.ctl(&[
+        "mcp",
+        "add",
+        "fs",
+        "--command",
+        "npx",
+        "--env",
+        "TOKEN=${GH}",
+        "--args",
+        "-y",
+        "server-fs",
+        "/tmp",
+    ]);
+    assert!(added.ok().contains("fs added to"), "{}", added.stdout());
+    let text = std::fs::read_to_string(home.path().join("config.yaml")).unwrap();
+    assert!(text.starts_with("# mine\n"), "{text}");
+    let tree: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    let fs = &tree["mcp_servers"]["fs"];
+    assert_eq!(fs["command"], "npx");
+    assert_eq!(
+        fs["args"],
+        serde_yaml::to_value(["-y", "server-fs", "/tmp"]).unwrap()
+    );
+    assert_eq!(fs["env"]["TOKEN"], "${GH}");
+    home.ctl(&["mcp", "rm", "fs"]).ok();
+    let text = std::fs::read_to_string(home.path().join("config.yaml")).unwrap();
+    assert!(!text.contains("fs"), "{text}");
+    assert!(text.contains("default: m"), "{text}");
+    let missing = home.ctl(&["mcp", "rm", "fs"]);
+    assert!(
+        missing.err().contains("no MCP server"),
+        "{}",
+        missing.stderr()
+    );
 }

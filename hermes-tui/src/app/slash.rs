@@ -18,7 +18,7 @@ pub const RPC_COMMANDS: &[&str] = &[
     "undo",
     "retry",
     "compress",
-    "reload-mcp",
+    "reload_mcp",
 ];
 
 impl App {

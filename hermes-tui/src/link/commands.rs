@@ -139,7 +139,7 @@ async fn command(
                 done.tokens_before, done.tokens_after, done.new_segment_id
             ))
         }
-        "reload-mcp" => {
+        "reload_mcp" => {
             let reply = hermes_proto::pb::mcp_client::McpClient::new(channel)
                 .reload(pb::ReloadMcpRequest {})
                 .await?

@@ -59,7 +59,7 @@ pub fn parse(line: &str) -> Result<Option<Slash>, String> {
         "retry" => Slash::Retry,
         "resume" => Slash::Resume(rest_of_line),
         "compress" => Slash::Compress,
-        "reload-mcp" => Slash::ReloadMcp,
+        "reload_mcp" => Slash::ReloadMcp,
         "detach" => Slash::Detach,
         "quit" => Slash::Quit,
         other => return Err(unknown(other)),

@@ -362,7 +362,7 @@ async fn about(
             Ok(_) => "🗜 Compressed.".into(),
             Err(e) => format!("⚠️ {e}"),
         },
-        "reload-mcp" => match runner.tool_services.mcp() {
+        "reload_mcp" => match runner.tool_services.mcp() {
             Some(mcp) if !mcp.statuses().is_empty() => {
                 mcp.reconnect_all();
                 format!("🔌 Reconnecting {} MCP server(s).", mcp.statuses().len())

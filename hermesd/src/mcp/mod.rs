@@ -56,7 +56,6 @@ pub struct McpTool {
     pub parameters: Value,
     action: Action,
     server: Arc<Server>,
-    cache: PathBuf,
 }
 
 /// Why a call did not give a result.
@@ -72,7 +71,14 @@ impl McpTool {
     }
 
     /// Call the tool with `args` (a JSON object); the result is the JSON the model reads.
-    pub async fn call(&self, args: Value, cancel: &CancellationToken) -> Result<Value, CallError> {
+    /// Images and files in the result are written under `files` (the session's spill
+    /// directory, aged and removed with the session's other large results).
+    pub async fn call(
+        &self,
+        args: Value,
+        cancel: &CancellationToken,
+        files: &std::path::Path,
+    ) -> Result<Value, CallError> {
         let name = &self.server.config.name;
         let Some(peer) = self.server.peer() else {
             return Ok(json!({"error": format!("MCP server '{name}' is not connected")}));
@@ -90,7 +96,7 @@ impl McpTool {
                         CallToolRequestParams::new(remote.clone()).with_arguments(arguments);
                     let result = peer.call_tool(params).await.map_err(|e| e.to_string())?;
                     let wire = serde_json::to_value(&result).map_err(|e| e.to_string())?;
-                    let files = convert::Attachments { dir: &self.cache };
+                    let files = convert::Attachments { dir: files };
                     convert::call_result(&wire, name, &files)
                 }
                 Action::ListResources => {
@@ -126,7 +132,7 @@ impl McpTool {
                         .flatten()
                         .map(|c| json!({"type": "resource", "resource": c}))
                         .collect();
-                    let files = convert::Attachments { dir: &self.cache };
+                    let files = convert::Attachments { dir: files };
                     convert::call_result(&json!({ "content": blocks }), name, &files)
                 }
                 Action::ListPrompts => {
@@ -189,8 +195,6 @@ pub struct Mcp {
     servers: RwLock<BTreeMap<String, Arc<Server>>>,
     ctx: Arc<Context>,
     connect_wait: RwLock<Duration>,
-    /// `cache/` of the home: images and files from results.
-    cache: PathBuf,
     /// The supervisors, ended with the daemon.
     tasks: tokio_util::task::TaskTracker,
 }
@@ -205,7 +209,6 @@ impl Mcp {
     pub fn new(home: PathBuf) -> Arc<Self> {
         Arc::new(Self {
             servers: RwLock::new(BTreeMap::new()),
-            cache: home.join("cache"),
             ctx: Arc::new(Context {
                 http: tokio::sync::OnceCell::new(),
                 logs: home.join("logs"),
@@ -305,7 +308,6 @@ impl Mcp {
                     parameters,
                     action,
                     server: Arc::clone(&server),
-                    cache: self.cache.clone(),
                 };
             for remote in snapshot.tools.iter() {
                 let description = if remote.description.is_empty() {

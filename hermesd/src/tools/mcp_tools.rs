@@ -29,7 +29,11 @@ impl Tool for McpToolAdapter {
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        match self.0.call(args, &ctx.cancel).await {
+        match self
+            .0
+            .call(args, &ctx.cancel, &ctx.settings.spill_dir)
+            .await
+        {
             Ok(value) => Ok(value),
             Err(CallError::Interrupted) => Err(ToolError::Interrupted),
             Err(CallError::Failed(e)) => Err(ToolError::Failed(e)),
