@@ -1,5 +1,6 @@
 //! The daemon as an MCP client, against real servers the test command provisions:
-//! `@modelcontextprotocol/server-everything` (npm, over stdio) and `mcp-server-time` (PyPI). The
+//! `@modelcontextprotocol/server-everything` (npm, over stdio and Streamable HTTP) and
+//! `mcp-server-time` (PyPI). The
 //! fake model calls their tools through a real turn; the requests it receives show what the
 //! model saw. A missing peer fails the test with the way to provision it — never a skip.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
@@ -248,4 +249,47 @@ fn mcp_add_and_rm_edit_config_yaml_keeping_the_rest() {
         "{}",
         missing.stderr()
     );
+}
+
+/// server-everything over Streamable HTTP, through the daemon's own HTTP client.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_streamable_http_server_answers_a_turn() {
+    let port = hermes_tests::http::free_port();
+    let mut server = tokio::process::Command::new("node")
+        .arg(everything())
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node runs server-everything");
+    hermes_tests::http::listening("server-everything over HTTP", port).await;
+    let llm = FakeLlm::start(vec![
+        Reply::tool_call("mcp__web__echo", r#"{"message":"over http"}"#),
+        Reply::text("done"),
+    ])
+    .await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(
+        &llm,
+        &format!("mcp_servers:\n  web:\n    url: http://127.0.0.1:{port}/mcp\n    tools:\n      include: [echo]\n"),
+    );
+    let sent = home.ctl_async(&["send", "echo it"]).await.ok();
+    assert!(sent.contains("done"), "{sent}");
+    let requests = llm.requests();
+    let tools = tool_names(&requests[0].body);
+    let mcp: Vec<&String> = tools
+        .iter()
+        .filter(|t| t.starts_with("mcp__web__"))
+        .collect();
+    // include keeps echo alone among the server's own tools (its resource and prompt tools stay).
+    assert!(mcp.iter().any(|t| *t == "mcp__web__echo"), "{tools:?}");
+    assert!(!mcp.iter().any(|t| *t == "mcp__web__get_sum"), "{tools:?}");
+    let results = requests[1].tool_results();
+    assert!(results[0].contains("Echo: over http"), "{results:?}");
+    let listed = wait_for_state(&home, "web", "connected").await;
+    assert_eq!(listed["transport"], "http");
+    server.kill().await.ok();
 }
