@@ -209,6 +209,12 @@ async fn a_killed_server_is_reported_and_comes_back_and_a_silent_one_times_out()
     assert_eq!(back["tools"].as_array().unwrap().len(), 2, "{back}");
     let again = pid_with_cwd(&dir).expect("the restarted server");
     assert_ne!(again, pid);
+    // Each start leaves a header in the stderr log (what the server says follows it).
+    let log = std::fs::read_to_string(home.path().join("logs/mcp-stderr.log")).unwrap();
+    assert!(
+        log.matches("starting MCP server 'time'").count() >= 2,
+        "{log}"
+    );
 }
 
 #[test]

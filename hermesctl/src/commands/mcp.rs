@@ -165,6 +165,7 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<(), CliError> {
             finish(ctx, &name, "added to", &path).await
         }
         McpCommand::Rm { name } => {
+            check_name(&name)?;
             let path = ctx.home.config_file();
             let text = read(&path)?;
             let key = format!("mcp_servers.{name}");

@@ -362,10 +362,10 @@ async fn about(
             Ok(_) => "🗜 Compressed.".into(),
             Err(e) => format!("⚠️ {e}"),
         },
-        "reload_mcp" => match runner.tool_services.mcp() {
-            Some(mcp) if !mcp.statuses().is_empty() => {
+        "reload_mcp" => match runner.tool_services.mcp().map(|m| (m, m.names().len())) {
+            Some((mcp, count)) if count > 0 => {
                 mcp.reconnect_all();
-                format!("🔌 Reconnecting {} MCP server(s).", mcp.statuses().len())
+                format!("🔌 Reconnecting {count} MCP server(s).")
             }
             _ => "No MCP servers are configured.".into(),
         },

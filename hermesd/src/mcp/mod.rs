@@ -96,8 +96,7 @@ impl McpTool {
                         CallToolRequestParams::new(remote.clone()).with_arguments(arguments);
                     let result = peer.call_tool(params).await.map_err(|e| e.to_string())?;
                     let wire = serde_json::to_value(&result).map_err(|e| e.to_string())?;
-                    let files = convert::Attachments { dir: files };
-                    convert::call_result(&wire, name, &files)
+                    converted(wire, name, files).await?
                 }
                 Action::ListResources => {
                     let listed = peer.list_all_resources().await.map_err(|e| e.to_string())?;
@@ -132,8 +131,7 @@ impl McpTool {
                         .flatten()
                         .map(|c| json!({"type": "resource", "resource": c}))
                         .collect();
-                    let files = convert::Attachments { dir: files };
-                    convert::call_result(&json!({ "content": blocks }), name, &files)
+                    converted(json!({ "content": blocks }), name, files).await?
                 }
                 Action::ListPrompts => {
                     let listed = peer.list_all_prompts().await.map_err(|e| e.to_string())?;
@@ -188,6 +186,17 @@ impl McpTool {
             () = cancel.cancelled() => Err(CallError::Interrupted),
         }
     }
+}
+
+/// A result as the model reads it, converted on the blocking pool: its images and files are
+/// written to `files`.
+async fn converted(wire: Value, server: &str, files: &std::path::Path) -> Result<Value, String> {
+    let (server, dir) = (server.to_string(), files.to_path_buf());
+    tokio::task::spawn_blocking(move || {
+        convert::call_result(&wire, &server, &convert::Attachments { dir: &dir })
+    })
+    .await
+    .map_err(|e| format!("the result could not be converted: {e}"))
 }
 
 /// Every configured server, and what the daemon's sessions take from them.
@@ -356,6 +365,14 @@ impl Mcp {
         let mut seen = std::collections::HashSet::new();
         out.retain(|t| seen.insert(t.name.clone()));
         out
+    }
+
+    /// The configured servers' names.
+    pub fn names(&self) -> Vec<String> {
+        self.servers
+            .read()
+            .map(|s| s.keys().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Every configured server's state.

@@ -38,6 +38,8 @@ const SAFE_ENV: &[&str] = &[
 const HTTP_CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// A stderr log past this size is started again when a server starts.
 const STDERR_LOG_LIMIT: u64 = 4 * 1024 * 1024;
+/// Bytes of one start's stderr kept in the log.
+const STDERR_PER_START: u64 = 1024 * 1024;
 
 /// Where a server is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,8 +77,6 @@ pub struct Snapshot {
     pub resources: bool,
     pub prompts: bool,
     pub error: Option<String>,
-    /// Bumped on every new tool list, so a session can tell its tools are out of date.
-    pub generation: u64,
     /// The first connection attempt has ended (a new session waits for that, never for a
     /// reconnection).
     pub settled: bool,
@@ -167,7 +167,6 @@ impl Server {
             resources: false,
             prompts: false,
             error: None,
-            generation: 0,
             settled: !config.enabled,
         });
         Arc::new(Self {
@@ -275,7 +274,6 @@ impl Server {
             s.tools = Arc::new(tools);
             s.resources = resources && self.config.resources;
             s.prompts = prompts && self.config.prompts;
-            s.generation += 1;
         });
         let reason = loop {
             tokio::select! {
@@ -285,10 +283,7 @@ impl Server {
                 () = changed.notified() => match list_tools(&connection.peer, &self.config).await {
                     Ok(tools) => {
                         tracing::info!(server = %self.config.name, tools = tools.len(), "MCP tools changed");
-                        self.set(|s| {
-                            s.tools = Arc::new(tools);
-                            s.generation += 1;
-                        });
+                        self.set(|s| s.tools = Arc::new(tools));
                     }
                     Err(e) => tracing::warn!(server = %self.config.name, "MCP tools could not be listed again: {e}"),
                 },
@@ -356,11 +351,13 @@ async fn connect(
                 )
                 .process_group(0)
                 .kill_on_drop(true);
-            let stderr = stderr_log(&ctx.logs, &config.name);
-            let (child, _) = TokioChildProcess::builder(cmd)
-                .stderr(stderr)
+            let (child, stderr) = TokioChildProcess::builder(cmd)
+                .stderr(std::process::Stdio::piped())
                 .spawn()
                 .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+            if let Some(stderr) = stderr {
+                tokio::spawn(copy_stderr(stderr, ctx.logs.clone(), config.name.clone()));
+            }
             let group = child.id().and_then(|id| i32::try_from(id).ok());
             let running = handler.serve(child).await.map_err(|e| {
                 kill_group(group);
@@ -427,31 +424,52 @@ fn safe_env() -> Vec<(String, String)> {
         .collect()
 }
 
-/// `logs/mcp-stderr.log`, with a header line for this start; started again past its limit.
-fn stderr_log(logs: &std::path::Path, name: &str) -> std::process::Stdio {
-    use std::io::Write as _;
+/// Copy a server's stderr into `logs/mcp-stderr.log` after a header line: at most
+/// [`STDERR_PER_START`] bytes per start (the rest is read and dropped, so the server never blocks
+/// on a full pipe), the file started again past [`STDERR_LOG_LIMIT`].
+async fn copy_stderr(mut stderr: tokio::process::ChildStderr, logs: PathBuf, name: String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let path = logs.join("mcp-stderr.log");
-    if std::fs::metadata(&path).is_ok_and(|m| m.len() > STDERR_LOG_LIMIT) {
-        let _ = std::fs::remove_file(&path);
-    }
-    let opened = std::fs::create_dir_all(logs).and_then(|()| {
-        std::fs::OpenOptions::new()
+    let opened = async {
+        tokio::fs::create_dir_all(&logs).await?;
+        if tokio::fs::metadata(&path)
+            .await
+            .is_ok_and(|m| m.len() > STDERR_LOG_LIMIT)
+        {
+            tokio::fs::remove_file(&path).await?;
+        }
+        let mut file = tokio::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&path)
-    });
-    match opened {
-        Ok(mut file) => {
-            let _ = writeln!(
-                file,
-                "===== [{}] starting MCP server '{name}' =====",
-                chrono::Utc::now().to_rfc3339()
-            );
-            file.into()
-        }
+            .await?;
+        let header = format!(
+            "===== [{}] starting MCP server '{name}' =====\n",
+            chrono::Utc::now().to_rfc3339()
+        );
+        file.write_all(header.as_bytes()).await?;
+        Ok::<_, std::io::Error>(file)
+    };
+    let mut file = match opened.await {
+        Ok(file) => Some(file),
         Err(e) => {
-            tracing::warn!(path = %path.display(), "cannot open the MCP stderr log: {e}");
-            std::process::Stdio::null()
+            tracing::warn!(path = %path.display(), "cannot write the MCP stderr log: {e}");
+            None
+        }
+    };
+    let mut written = 0u64;
+    let mut buf = vec![0u8; 8192];
+    while let Ok(n) = stderr.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        let room = STDERR_PER_START.saturating_sub(written) as usize;
+        if let Some(f) = file.as_mut().filter(|_| room > 0) {
+            let take = n.min(room);
+            if f.write_all(&buf[..take]).await.is_err() {
+                file = None;
+            }
+            written += take as u64;
         }
     }
 }

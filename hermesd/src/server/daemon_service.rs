@@ -59,16 +59,7 @@ impl pb::daemon_server::Daemon for DaemonService {
         &self,
         _request: Request<pb::ReloadConfigRequest>,
     ) -> Result<Response<pb::ReloadConfigResponse>, Status> {
-        let state = Arc::clone(&self.state);
-        let notices = tokio::task::spawn_blocking(move || state.reload())
-            .await
-            .map_err(|e| Status::internal(format!("reload task failed: {e}")))?
-            .map_err(|e| {
-                tracing::warn!(error = %e, "reload refused; keeping the running configuration");
-                Status::invalid_argument(format!(
-                    "configuration not reloaded (the running one stays): {e}"
-                ))
-            })?;
+        let notices = reload(&self.state).await?;
         Ok(Response::new(pb::ReloadConfigResponse { notices }))
     }
 
@@ -152,4 +143,19 @@ fn model_check(state: &DaemonState) -> pb::DoctorCheck {
     } else {
         check("model", true, &model, "")
     }
+}
+
+/// Read `.env` and `config.yaml` again (on the blocking pool): the new configuration's notices,
+/// or why the running one stays.
+pub(super) async fn reload(state: &Arc<DaemonState>) -> Result<Vec<String>, Status> {
+    let state = Arc::clone(state);
+    tokio::task::spawn_blocking(move || state.reload())
+        .await
+        .map_err(|e| Status::internal(format!("reload task failed: {e}")))?
+        .map_err(|e| {
+            tracing::warn!(error = %e, "reload refused; keeping the running configuration");
+            Status::invalid_argument(format!(
+                "configuration not reloaded (the running one stays): {e}"
+            ))
+        })
 }

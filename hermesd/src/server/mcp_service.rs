@@ -97,15 +97,7 @@ impl pb::mcp_server::Mcp for McpService {
         &self,
         _request: Request<pb::ReloadMcpRequest>,
     ) -> Result<Response<pb::ReloadMcpResponse>, Status> {
-        let state = Arc::clone(&self.state);
-        let notices = tokio::task::spawn_blocking(move || state.reload())
-            .await
-            .map_err(|e| Status::internal(format!("reload task failed: {e}")))?
-            .map_err(|e| {
-                Status::invalid_argument(format!(
-                    "configuration not reloaded (the running one stays): {e}"
-                ))
-            })?;
+        let notices = super::daemon_service::reload(&self.state).await?;
         if let Some(mcp) = self.state.runner.tool_services.mcp() {
             mcp.reconnect_all();
         }

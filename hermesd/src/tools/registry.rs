@@ -57,7 +57,7 @@ impl Registry {
             .cloned()
             .collect();
         if let Some(mcp) = services.mcp() {
-            let servers: Vec<String> = mcp.statuses().into_iter().map(|s| s.name).collect();
+            let servers = mcp.names();
             tools.extend(
                 mcp.tools()
                     .into_iter()
