@@ -29,6 +29,7 @@ impl Turn {
             turn: Arc::clone(&self.port) as Arc<dyn tools::TurnPort>,
             services: Arc::clone(&self.state.tool_services),
             settings: Arc::clone(&self.tool_settings),
+            toolbox: self.toolbox.clone(),
         }
     }
 

@@ -386,6 +386,7 @@ async fn run(
         spill_dir: crate::tools::spill_dir(&state.home.dir, &session.id),
         background_review: reviewing,
         skills: session_skills,
+        code_execution: config.settings.code_execution,
     });
     let turn = Turn {
         state: Arc::clone(state),

@@ -75,6 +75,8 @@ pub struct ToolSettings {
     pub background_review: bool,
     /// What decides which skills the session is offered.
     pub skills: Arc<SessionSkills>,
+    /// `code_execution.*`: the limits of an `execute_code` script.
+    pub code_execution: crate::config::settings::CodeExecutionSection,
 }
 
 /// The session's side of skill activation: its platform and the tools it has.
@@ -316,6 +318,8 @@ pub struct ToolContext {
     pub turn: Arc<dyn TurnPort>,
     pub services: Arc<ToolServices>,
     pub settings: Arc<ToolSettings>,
+    /// The session's tools (a script run by `execute_code` calls them).
+    pub toolbox: super::Toolbox,
 }
 
 impl ToolContext {

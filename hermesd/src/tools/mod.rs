@@ -3,6 +3,7 @@
 //! parallel.
 
 mod clarify;
+mod code_exec;
 mod coerce;
 mod context;
 mod cronjob_tool;
@@ -124,5 +125,6 @@ pub fn builtin_tools() -> Vec<std::sync::Arc<dyn Tool>> {
         std::sync::Arc::new(skill_tools::SkillManageTool),
         std::sync::Arc::new(cronjob_tool::CronjobTool),
         std::sync::Arc::new(send_message_tool::SendMessageTool),
+        std::sync::Arc::new(code_exec::ExecuteCodeTool),
     ]
 }

@@ -102,7 +102,7 @@ fn to_schema(tool: &dyn Tool) -> ToolSchema {
 /// The tools of one session, with their schemas in request order.
 #[derive(Clone)]
 pub struct Toolbox {
-    tools: Vec<Arc<dyn Tool>>,
+    tools: Arc<[Arc<dyn Tool>]>,
     schemas: Arc<Vec<ToolSchema>>,
 }
 
@@ -118,7 +118,7 @@ impl Toolbox {
         tools.sort_by(|a, b| a.name().cmp(b.name()));
         let schemas = tools.iter().map(|t| to_schema(t.as_ref())).collect();
         Toolbox {
-            tools,
+            tools: tools.into(),
             schemas: Arc::new(schemas),
         }
     }

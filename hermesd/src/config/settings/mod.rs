@@ -9,8 +9,10 @@ mod agent;
 mod api_server;
 mod approvals;
 mod auxiliary;
+mod code_execution;
 mod compression;
 mod cron;
+mod delegation;
 mod gateway;
 mod llm;
 mod mcp;
@@ -34,8 +36,10 @@ pub use agent::{AgentSection, Enforcement};
 pub use api_server::{ApiServerSettings, MIN_KEY_CHARS};
 pub use approvals::{ApprovalMode, ApprovalsSection, CronMode};
 pub use auxiliary::{AuxiliarySection, AuxiliaryTask, TaskSettings};
+pub use code_execution::CodeExecutionSection;
 pub use compression::CompressionSection;
 pub use cron::CronSection;
+pub use delegation::DelegationSection;
 pub use gateway::{AccessSettings, GatewaySection, TELEGRAM_BASE_URL, TelegramSettings};
 pub use llm::{LlmSection, Timing};
 pub use mcp::{McpSection, McpServerConfig, McpTransport};
@@ -61,8 +65,10 @@ const MAPPINGS: &[&str] = &[
     "agent",
     "approvals",
     "auxiliary",
+    "code_execution",
     "compression",
     "cron",
+    "delegation",
     "mcp",
     "memory",
     "platforms",
@@ -94,6 +100,8 @@ pub struct Settings {
     pub security: SecuritySection,
     pub gateway: GatewaySection,
     pub mcp: McpSection,
+    pub code_execution: CodeExecutionSection,
+    pub delegation: DelegationSection,
 }
 
 impl Settings {
@@ -125,6 +133,8 @@ impl Settings {
             security: SecuritySection::read(&mut r, env),
             gateway: GatewaySection::read(&mut r, env),
             mcp: McpSection::read(&mut r, env),
+            code_execution: CodeExecutionSection::read(&mut r),
+            delegation: DelegationSection::read(&mut r),
             approvals,
             cron,
         };
