@@ -12,7 +12,9 @@ use hermes_tests::{
 use serde_json::Value;
 
 /// A 32k window, compression at half of it; one head message and two tail messages protected.
-const CONFIG: &str = "model:\n  context_length: 32000\n  max_retries: 0\ncompression:\n  enabled: true\n  protect_first_n: 1\n  protect_last_n: 2\n";
+/// The sizes here are balanced against the tools' schemas of the time (the core tools, without
+/// `execute_code`), which every request carries.
+const CONFIG: &str = "model:\n  context_length: 32000\n  max_retries: 0\ncompression:\n  enabled: true\n  protect_first_n: 1\n  protect_last_n: 2\nagent:\n  disabled_toolsets: [code_execution]\n";
 
 fn all_text(request: &RecordedRequest) -> String {
     request.body["messages"].to_string()

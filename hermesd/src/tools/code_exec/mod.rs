@@ -48,12 +48,10 @@ fn is_executable(path: &Path) -> bool {
 
 fn description() -> String {
     format!(
-        "Run a Python script that calls tools itself: for 3+ calls with logic between them, \
-         loops over files or pages, or filtering large outputs before they reach you. \
-         `from hermes_tools import ...` (those this session has): {}; also json_parse, \
-         shell_quote, retry. Each returns the tool's result as a dict. Runs in the session's \
-         directory; limits: 5 minutes, 50 tool calls, 50 KB of output; terminal() is \
-         foreground only. Print the result you need: only stdout comes back.",
+        "Run a Python script that calls tools itself (3+ calls with logic between, loops, \
+         filtering big outputs). `from hermes_tools import` {} (Hermes' arguments; each \
+         returns a dict), json_parse, shell_quote, retry. Runs in the session's directory; \
+         5 min, 50 calls, 50 KB; terminal() foreground only. Only what you print comes back.",
         stubs::signatures()
     )
 }

@@ -147,13 +147,16 @@ pub fn module(tools: &[&str]) -> String {
     source
 }
 
-/// The functions as the tool's description lists them.
+/// The functions as the tool's description lists them: names and first arguments.
 pub fn signatures() -> String {
     STUBS
         .iter()
-        .map(|s| format!("{}({})", s.tool, s.params))
+        .map(|s| {
+            let required: Vec<&str> = s.params.split(", ").filter(|p| !p.contains('=')).collect();
+            format!("{}({})", s.tool, required.join(", "))
+        })
         .collect::<Vec<_>>()
-        .join("; ")
+        .join(", ")
 }
 
 #[cfg(test)]
