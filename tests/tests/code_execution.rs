@@ -10,6 +10,10 @@ use hermes_tests::{
 };
 use serde_json::Value;
 
+/// Scripts approved forever (`command_allowlist`), so a turn with nobody attached runs them;
+/// every command a script runs is still judged on its own.
+const ALLOWED: &str = "command_allowlist: [execute_code]\n";
+
 fn script(code: &str) -> Reply {
     Reply::tool_call(
         "execute_code",
@@ -51,7 +55,7 @@ found = search_files("value 49", path="notes")
 print("sum", total, "found", len(found["matches"]))
 "#;
     let server = FakeLlm::start(vec![script(code), Reply::text("done")]).await;
-    home.use_fake_model(&server, "");
+    home.use_fake_model(&server, ALLOWED);
     let out = send(&home, &[]).await;
     assert_eq!(out["answer"], "done");
     assert_eq!(server.requests().len(), 2, "one model step for fifty calls");
@@ -72,7 +76,10 @@ async fn a_script_that_loops_forever_is_killed_at_the_limit_with_what_it_printed
     let _stop = StopOnDrop(&home);
     let code = "import subprocess, sys\nprint('started', flush=True)\nsubprocess.Popen(['sleep', '3600'])\nwhile True:\n    pass\n";
     let server = FakeLlm::start(vec![script(code), Reply::text("stopped")]).await;
-    home.use_fake_model(&server, "code_execution:\n  timeout: 1\n");
+    home.use_fake_model(
+        &server,
+        &format!("{ALLOWED}code_execution:\n  timeout: 1\n"),
+    );
     let started = std::time::Instant::now();
     let out = send(&home, &[]).await;
     assert_eq!(out["answer"], "stopped");
@@ -108,7 +115,10 @@ shell = terminal("env")["output"]
 print(json.dumps({"env": found, "shell_has_key": "sk-provider-secret" in shell}))
 "#;
     let server = FakeLlm::start(vec![script(code), Reply::text("looked")]).await;
-    home.use_fake_model(&server, "model:\n  api_key: ${OPENAI_API_KEY}\n");
+    home.use_fake_model(
+        &server,
+        &format!("{ALLOWED}model:\n  api_key: ${{OPENAI_API_KEY}}\n"),
+    );
     home.write(
         ".env",
         "OPENAI_API_KEY=sk-provider-secret-1234\nTELEGRAM_BOT_TOKEN=123:tok-secret\n",
@@ -140,7 +150,7 @@ out["forged"] = json.loads(json.loads(conn.makefile("rb").readline()))
 print(json.dumps(out))
 "#;
     let server = FakeLlm::start(vec![script(code), Reply::text("refused")]).await;
-    home.use_fake_model(&server, "");
+    home.use_fake_model(&server, ALLOWED);
     send(&home, &[]).await;
     assert!(
         victim.exists(),
@@ -173,4 +183,18 @@ print(json.dumps(out))
         result["tool_calls_made"], 2,
         "refusals are not calls: {result}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_script_needs_the_users_word_before_it_runs() {
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    let marker = home.path().join("ran");
+    let code = format!("open({:?}, 'w').write('x')\n", marker.display().to_string());
+    let server = FakeLlm::start(vec![script(&code), Reply::text("not run")]).await;
+    home.use_fake_model(&server, "");
+    send(&home, &[]).await;
+    let result = result_of(&server);
+    assert_eq!(result["status"], "blocked", "{result}");
+    assert!(!marker.exists(), "the script ran without approval");
 }

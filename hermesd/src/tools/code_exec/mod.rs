@@ -17,7 +17,9 @@ use std::{
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolError, ToolServices, required_str};
+use super::{
+    ApprovalDecision, ApprovalRequest, Tool, ToolContext, ToolError, ToolServices, required_str,
+};
 use crate::exec::{self, ProgramEnd, ProgramRequest};
 
 /// Bytes of printed output kept (Hermes' cap), and of error output.
@@ -88,6 +90,18 @@ impl Tool for ExecuteCodeTool {
         let python = python().ok_or_else(|| {
             ToolError::Failed("no Python interpreter (python3) on the daemon's PATH".into())
         })?;
+        // The script can reach files and processes directly, past the guard its tool calls
+        // meet: the script as a whole needs the user's word first, as in Hermes.
+        let request = ApprovalRequest {
+            command: preview(code),
+            pattern_key: "execute_code".into(),
+            reason: "execute_code runs a Python script that can read, write and run anything \
+                     directly, without the per-command checks"
+                .into(),
+        };
+        if let ApprovalDecision::Denied(why) = ctx.turn.approve(request).await {
+            return Ok(json!({"status": "blocked", "error": why, "tool_calls_made": 0}));
+        }
         run(python, code, ctx).await
     }
 }
@@ -178,6 +192,14 @@ async fn run(python: &Path, code: &str, ctx: &ToolContext) -> Result<Value, Tool
         ProgramEnd::SpawnFailed(why) => return Err(ToolError::Failed(why)),
     }
     Ok(result)
+}
+
+/// The script as the approval prompt shows it: at most 2,000 characters.
+fn preview(code: &str) -> String {
+    match code.char_indices().nth(2_000) {
+        Some((cut, _)) => format!("{}…", &code[..cut]),
+        None => code.to_string(),
+    }
 }
 
 /// A run's private directory (0700, removed when dropped) with the script and its module.
