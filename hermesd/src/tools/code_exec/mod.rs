@@ -18,13 +18,16 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::{
-    ApprovalDecision, ApprovalRequest, Tool, ToolContext, ToolError, ToolServices, required_str,
+    ApprovalDecision, ApprovalRequest, Tool, ToolContext, ToolError, ToolServices,
+    outcome::preview, required_str,
 };
 use crate::exec::{self, ProgramEnd, ProgramRequest};
 
-/// Bytes of printed output kept (Hermes' cap), and of error output.
+/// Bytes of printed output kept (Hermes' cap), and characters of error output.
 const MAX_STDOUT_BYTES: usize = 50_000;
-const MAX_STDERR_BYTES: usize = 10_000;
+const MAX_STDERR_CHARS: usize = 10_000;
+/// Characters of the script the approval prompt shows.
+const SHOWN_CHARS: usize = 2_000;
 
 pub struct ExecuteCodeTool;
 
@@ -93,7 +96,7 @@ impl Tool for ExecuteCodeTool {
         // The script can reach files and processes directly, past the guard its tool calls
         // meet: the script as a whole needs the user's word first, as in Hermes.
         let request = ApprovalRequest {
-            command: preview(code),
+            command: preview(code, SHOWN_CHARS).into_owned(),
             pattern_key: "execute_code".into(),
             reason: "execute_code runs a Python script that can read, write and run anything \
                      directly, without the per-command checks"
@@ -146,17 +149,11 @@ async fn run(python: &Path, code: &str, ctx: &ToolContext) -> Result<Value, Tool
     };
     let ran = exec::run_program(request, ctx.cancel.child_token()).await;
     server.abort();
+    // Removing the directory is file-system work: off the runtime.
+    drop(tokio::task::spawn_blocking(move || drop(staging)));
     let calls = channel.calls.load(std::sync::atomic::Ordering::SeqCst);
     let seconds = (started.elapsed().as_secs_f64() * 100.0).round() / 100.0;
-    let mut stderr = ran.stderr;
-    if stderr.len() > MAX_STDERR_BYTES {
-        let mut cut = MAX_STDERR_BYTES;
-        while !stderr.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        stderr.truncate(cut);
-        stderr.push_str("\n[stderr truncated]");
-    }
+    let stderr = preview(&ran.stderr, MAX_STDERR_CHARS).into_owned();
     let mut output = ran.stdout;
     if ran.truncated && output.len() >= MAX_STDOUT_BYTES {
         output.push_str("\n\n[output truncated at 50 KB: print less]");
@@ -194,14 +191,6 @@ async fn run(python: &Path, code: &str, ctx: &ToolContext) -> Result<Value, Tool
     Ok(result)
 }
 
-/// The script as the approval prompt shows it: at most 2,000 characters.
-fn preview(code: &str) -> String {
-    match code.char_indices().nth(2_000) {
-        Some((cut, _)) => format!("{}…", &code[..cut]),
-        None => code.to_string(),
-    }
-}
-
 /// A run's private directory (0700, removed when dropped) with the script and its module.
 struct Staging {
     dir: tempfile::TempDir,
@@ -233,7 +222,8 @@ async fn stage(code: &str, ctx: &ToolContext) -> Result<Staging, ToolError> {
     Ok(Staging { dir, token, tools })
 }
 
-/// 32 random bytes, hex.
+/// 32 random bytes, hex; unlike `ids::random_hex` a missing random source is an error, never a
+/// guessable token.
 fn token() -> Result<String, String> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| format!("no random source: {e}"))?;
