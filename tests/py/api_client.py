@@ -120,6 +120,32 @@ def busy():
     return out
 
 
+def run_end(run_id, auth):
+    """How run `run_id` ended: the name of its first run.* event."""
+    with httpx.stream("GET", f"{BASE}/v1/runs/{run_id}/events", headers=auth, timeout=60) as stream:
+        for line in stream.iter_lines():
+            if line.startswith("data: ") and json.loads(line[6:])["event"].startswith("run."):
+                return json.loads(line[6:])["event"]
+
+
+def stop_queued():
+    """Two runs on one session: the second queues behind the first. Stopping the queued one stops
+    it alone, and it never reaches the model; then the first is stopped too."""
+    auth = {"Authorization": "Bearer " + KEY}
+    runs = []
+    for text in ["first run", "second run"]:
+        r = httpx.post(BASE + "/v1/runs", headers=auth,
+                       json={"input": text, "session_id": "shared-run-session"})
+        assert r.status_code == 202, r.text
+        runs.append(r.json()["run_id"])
+    first, second = runs
+    out = {"stop_second": httpx.post(f"{BASE}/v1/runs/{second}/stop", headers=auth).json()["status"]}
+    out["stop_first"] = httpx.post(f"{BASE}/v1/runs/{first}/stop", headers=auth).json()["status"]
+    out["first"] = run_end(first, auth)
+    out["second"] = run_end(second, auth)
+    return out
+
+
 def run_approval():
     auth = {"Authorization": "Bearer " + KEY}
     r = httpx.post(BASE + "/v1/runs", headers=auth, json={"input": "clean up the scratch dir"})

@@ -78,6 +78,7 @@ fn input(text: &str) -> TurnInput {
         toolsets: Vec::new(),
         context_from: None,
         turn_id: None,
+        stop: None,
     }
 }
 

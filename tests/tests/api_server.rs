@@ -208,6 +208,28 @@ async fn runs_beyond_the_limit_get_429_until_one_ends() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn stopping_a_queued_run_stops_that_run_alone_before_it_reaches_the_model() {
+    let llm = FakeLlm::start(vec![
+        Reply::stall_before_headers(60_000),
+        Reply::text("the second run answered"),
+    ])
+    .await;
+    let (_home, _daemon, base) = serve(&llm, "").await;
+    let out = client(&base, "stop_queued").await;
+    assert_eq!(out["first"], "run.cancelled", "{out}");
+    assert_eq!(out["second"], "run.cancelled", "{out}");
+    let asked: Vec<String> = llm
+        .chat_requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .collect();
+    assert!(
+        asked.iter().all(|body| !body.contains("second run")),
+        "the stopped run reached the model: {asked:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_runs_dangerous_command_is_approved_while_its_events_stream() {
     let llm = FakeLlm::start(vec![
         Reply::tool_call("terminal", r#"{"command": "rm -rf scratch-dir"}"#),

@@ -149,6 +149,7 @@ async fn review(state: &Arc<TurnRunner>, parent: &SessionRow, focus: Focus) -> R
         // The conversation is read, not copied: the review session holds only its own work.
         context_from: Some(newest),
         turn_id: None,
+        stop: None,
     };
     let review_id = row.id.clone();
     let outcome = spawn_turn(state, row, chain, input)

@@ -71,6 +71,8 @@ pub struct TurnInput {
     /// The turn's id, chosen by the caller to follow its events (the gateway's); `None` makes
     /// one.
     pub turn_id: Option<String>,
+    /// Cancels this turn alone, whether it runs or still waits its turn (an API run's stop).
+    pub stop: Option<tokio_util::sync::CancellationToken>,
 }
 
 /// What happens to input that arrives while a turn runs.
@@ -366,7 +368,7 @@ async fn run(
     // The turn and its tools get a narrow handle on the live session; beginning and ending the
     // turn stay here.
     let handle = crate::hub::TurnHandle::new(Arc::clone(live));
-    let cancel = state.hub.begin_turn(live);
+    let cancel = state.hub.begin_turn(live, input.stop.as_ref());
     live.set_state(&turn_id, hermes_proto::pb::SessionState::Running);
     let port = Arc::new(LivePort {
         live: handle.clone(),
@@ -455,6 +457,7 @@ async fn run(
             text,
             busy: Some(BusyPolicy::Queue),
             turn_id: None,
+            stop: None,
             ..input.clone()
         };
         let target = Target {

@@ -308,6 +308,7 @@ async fn agent_attempt(
         toolsets: job.toolsets.clone(),
         context_from: None,
         turn_id: None,
+        stop: None,
     };
     let turn = agent::spawn_turn(&state.runner, session, chain, input);
     let live = state.runner.hub.get(&conversation);

@@ -180,6 +180,7 @@ pub async fn run_turn(
         toolsets: Vec::new(),
         context_from: None,
         turn_id: Some(turn_id.clone()),
+        stop: None,
     };
     let submitted = agent::submit(runner, session, chain, input);
     let ended = match submitted {

@@ -308,9 +308,11 @@ impl LiveSession {
         );
     }
 
-    /// Mark a turn as running; its token is cancelled by [`LiveSession::interrupt`].
-    pub fn begin_turn(&self) -> CancellationToken {
-        let token = CancellationToken::new();
+    /// Mark a turn as running; its token is cancelled by [`LiveSession::interrupt`], and by
+    /// `stop` (a token of the turn's own submitter, which may have been cancelled before the turn
+    /// began).
+    pub fn begin_turn(&self, stop: Option<&CancellationToken>) -> CancellationToken {
+        let token = stop.map_or_else(CancellationToken::new, CancellationToken::child_token);
         if let Ok(mut running) = self.running.lock() {
             running.cancel = Some(token.clone());
             running.interrupted_by = running.ending.clone();

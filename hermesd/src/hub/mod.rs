@@ -152,8 +152,12 @@ impl Hub {
 
     /// Mark a turn of `live` as running and return its cancel token; when the daemon is
     /// stopping, the token comes back cancelled (so a turn that was waiting never runs).
-    pub fn begin_turn(&self, live: &LiveSession) -> tokio_util::sync::CancellationToken {
-        let token = live.begin_turn();
+    pub fn begin_turn(
+        &self,
+        live: &LiveSession,
+        stop: Option<&tokio_util::sync::CancellationToken>,
+    ) -> tokio_util::sync::CancellationToken {
+        let token = live.begin_turn(stop);
         if self.is_stopping() {
             live.interrupt_for(STOPPING);
         }
@@ -213,12 +217,12 @@ pub(super) mod tests {
     #[tokio::test]
     async fn a_conversation_that_is_ending_interrupts_every_turn_as_it_begins() {
         let (_dir, hub, live) = live_session().await;
-        let running = hub.begin_turn(&live);
+        let running = hub.begin_turn(&live, None);
         live.end_for("the session was deleted");
         assert!(running.is_cancelled(), "the running turn is interrupted");
         drop(live.end_turn());
         // A turn that was queued behind it begins cancelled, with the same reason.
-        let queued = hub.begin_turn(&live);
+        let queued = hub.begin_turn(&live, None);
         assert!(queued.is_cancelled());
         assert_eq!(live.interrupted_by(), "the session was deleted");
         assert!(live.steer("more".into()).is_err(), "no input is steered in");
@@ -227,7 +231,7 @@ pub(super) mod tests {
     #[tokio::test]
     async fn steered_input_the_turn_never_took_goes_back_to_its_sender() {
         let (_dir, hub, live) = live_session().await;
-        let _running = hub.begin_turn(&live);
+        let _running = hub.begin_turn(&live, None);
         let taken = live.steer_or_return("taken".into()).unwrap();
         assert_eq!(live.take_steered(), vec!["taken".to_string()]);
         assert!(
@@ -250,7 +254,7 @@ pub(super) mod tests {
         let (_dir, hub, live) = live_session().await;
         assert_eq!(hub.stop(Duration::from_secs(1)).await, 0);
         assert!(hub.spawn(async {}).is_none());
-        let token = hub.begin_turn(&live);
+        let token = hub.begin_turn(&live, None);
         assert!(token.is_cancelled());
         assert_eq!(live.interrupted_by(), STOPPING);
     }

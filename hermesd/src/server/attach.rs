@@ -292,6 +292,7 @@ async fn start_turn(
                 toolsets: Vec::new(),
                 context_from: None,
                 turn_id: None,
+                stop: None,
             };
             // The turn runs on its own (or the input joins the running one); its events reach
             // every attached client.

@@ -173,6 +173,7 @@ pub async fn retry(state: &Arc<DaemonState>, id: String) -> Result<agent::TurnOu
         toolsets: Vec::new(),
         context_from: None,
         turn_id: None,
+        stop: None,
     };
     agent::send(&state.runner, target, input)
         .await

@@ -268,6 +268,7 @@ impl pb::sessions_server::Sessions for SessionsService {
             toolsets: Vec::new(),
             context_from: None,
             turn_id: None,
+            stop: None,
         };
         let outcome = agent::send(&self.state.runner, target, input)
             .await

@@ -155,7 +155,7 @@ pub async fn completions(
         first_turn.then_some(asked.system.as_str()),
         asked.text,
     );
-    let started = turn::start(&api, session, text, permit, false).await?;
+    let started = turn::start(&api, session, text, permit, false, None).await?;
     let id = format!("chatcmpl-{}", &crate::ids::random_hex(15)[..29]);
     let created = chrono::Utc::now().timestamp();
     let mut headers = HeaderMap::new();

@@ -57,7 +57,7 @@ pub async fn create(
     let permit = api.permit()?;
     let session = turn::conversation(&api, &session_id, Vec::new()).await?;
     let conversation = session.conversation_id.clone();
-    let started = turn::start(&api, session, text, permit, false).await?;
+    let started = turn::start(&api, session, text, permit, false, None).await?;
     let ending = super::chat::last_step(started.steps).await;
     let id = format!("resp_{}", crate::ids::random_hex(24));
     let created = chrono::Utc::now().timestamp();

@@ -24,6 +24,7 @@ use axum::{
 };
 use serde_json::{Value, json};
 use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 use super::{
     ApiError, ApiServer, error, request,
@@ -58,6 +59,8 @@ pub struct Run {
     state: Mutex<RunState>,
     /// The number of events recorded, for followers.
     recorded: watch::Sender<usize>,
+    /// Stops this run's turn alone, also while it waits behind another turn of its session.
+    stop: CancellationToken,
 }
 
 fn now() -> f64 {
@@ -238,7 +241,8 @@ pub async fn create(
     };
     let permit = api.permit()?;
     let session = turn::conversation(&api, &session_id, Vec::new()).await?;
-    let started = turn::start(&api, session, text, permit, true).await?;
+    let stop = CancellationToken::new();
+    let started = turn::start(&api, session, text, permit, true, Some(stop.clone())).await?;
     let run = Arc::new(Run {
         id: run_id.clone(),
         session_id: started.session_id.clone(),
@@ -257,6 +261,7 @@ pub async fn create(
             updated_at: now(),
         }),
         recorded: watch::Sender::new(0),
+        stop,
     });
     api.runs.keep(Arc::clone(&run));
     tokio::spawn(follow(run, started.steps));
@@ -447,10 +452,8 @@ pub async fn stop(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let run = api.runs.get(&id)?;
-    if run.lock().finished_at.is_none()
-        && let Some(live) = api.gateway.runner.hub.get(&run.conversation)
-    {
-        live.interrupt_for("Stop requested via API");
+    if run.lock().finished_at.is_none() {
+        run.stop.cancel();
         run.lock().status = "stopping";
     }
     Ok(Json(json!({"run_id": id, "status": run.lock().status})))

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use hermes_proto::pb::{self, session_event::Kind};
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use tokio_util::sync::CancellationToken;
 
 use super::{ApiServer, error::ApiError};
 use crate::{
@@ -102,6 +103,7 @@ pub async fn start(
     text: String,
     permit: Option<OwnedSemaphorePermit>,
     interactive: bool,
+    stop: Option<CancellationToken>,
 ) -> Result<Started, ApiError> {
     let runner = &api.gateway.runner;
     let target = Target {
@@ -127,6 +129,7 @@ pub async fn start(
         toolsets: Vec::new(),
         context_from: None,
         turn_id: Some(turn_id.clone()),
+        stop,
     };
     let conversation = session.conversation_id.clone();
     let session_id = session.id.clone();

@@ -383,6 +383,7 @@ async fn run(hooks: Arc<Hooks>, route: WebhookRoute, payload: Value, prompt: Str
                 toolsets: Vec::new(),
                 context_from: None,
                 turn_id: None,
+                stop: None,
             };
             match agent::submit(runner, session, chain, input) {
                 Submitted::Turn(turn) => match turn.await {
