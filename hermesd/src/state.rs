@@ -86,6 +86,9 @@ impl DaemonState {
         ));
         runner
             .tool_services
+            .set_delegation(Arc::new(crate::agent::Delegator::new(&runner)));
+        runner
+            .tool_services
             .set_messenger(Arc::new(crate::gateway::GatewayMessenger(Arc::downgrade(
                 &gateway,
             ))));

@@ -79,6 +79,7 @@ fn input(text: &str) -> TurnInput {
         context_from: None,
         turn_id: None,
         stop: None,
+        delegated: None,
     }
 }
 

@@ -7,6 +7,7 @@ mod compaction;
 pub mod compress;
 mod compress_now;
 mod context_files;
+mod delegation;
 pub mod ending;
 mod history;
 mod identity;
@@ -27,6 +28,7 @@ mod turn_room;
 
 pub use compaction::stored_rows;
 pub use compress_now::{CompressError, compress_conversation};
+pub use delegation::{Delegator, SUBAGENT_SOURCE};
 pub use history::{parse_tool_calls, to_chat};
 pub use review::REVIEW_SOURCE;
 pub use runner::TurnRunner;

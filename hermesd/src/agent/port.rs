@@ -31,8 +31,17 @@ pub struct ApprovalPolicy {
     pub allowlist: Vec<String>,
 }
 
+/// Where a delegated child's approvals are asked: the user's conversation, whose clients see the
+/// request labelled with the child.
+pub struct Asker {
+    pub live: TurnHandle,
+    pub label: String,
+}
+
 pub struct LivePort {
     pub live: TurnHandle,
+    /// A child's approvals go to the user's conversation instead of its own.
+    pub asker: Option<Asker>,
     pub turn_id: String,
     pub store: Store,
     pub policy: ApprovalPolicy,
@@ -85,6 +94,7 @@ impl LivePort {
     /// the question is published, so an answer can never arrive before anyone listens).
     async fn wait(
         &self,
+        asking: &TurnHandle,
         question_id: &str,
         answer: tokio::sync::oneshot::Receiver<Answer>,
     ) -> Waited {
@@ -93,8 +103,16 @@ impl LivePort {
             () = tokio::time::sleep(self.policy.timeout) => Waited::TimedOut,
             () = self.cancel.cancelled() => Waited::Interrupted,
         };
-        self.live.forget(question_id);
+        asking.forget(question_id);
         waited
+    }
+
+    /// The session whose clients answer this turn's approvals, and how the request is labelled.
+    fn asking(&self) -> (&TurnHandle, Option<&str>) {
+        match &self.asker {
+            Some(asker) => (&asker.live, Some(asker.label.as_str())),
+            None => (&self.live, None),
+        }
     }
 
     async fn remember_always(&self, key: String) {
@@ -134,7 +152,11 @@ impl LivePort {
     }
 
     async fn emit(&self, kind: Kind) {
-        if let Err(e) = self.live.emit_durable(&self.turn_id, kind).await {
+        self.emit_on(&self.live, kind).await;
+    }
+
+    async fn emit_on(&self, live: &TurnHandle, kind: Kind) {
+        if let Err(e) = live.emit_durable(&self.turn_id, kind).await {
             tracing::warn!(error = %e, "cannot store an approval event");
         }
     }
@@ -179,7 +201,8 @@ impl TurnPort for LivePort {
         if self.policy.off {
             return ApprovalDecision::Approved;
         }
-        let session_ok = self.live.approved_for_session(&request.pattern_key);
+        let (asking, label) = self.asking();
+        let session_ok = asking.approved_for_session(&request.pattern_key);
         if session_ok || allowlisted(&self.policy.allowlist, &request) {
             return ApprovalDecision::Approved;
         }
@@ -192,7 +215,7 @@ impl TurnPort for LivePort {
                 request.reason
             ));
         }
-        if self.live.interactive_clients() == 0 {
+        if asking.interactive_clients() == 0 {
             return ApprovalDecision::Denied(format!(
                 "BLOCKED: approval required ({}) but no interactive user is attached to approve it. \
                  Do not retry; ask the user to run it, or to approve from `hermesctl chat`.",
@@ -200,20 +223,27 @@ impl TurnPort for LivePort {
             ));
         }
         let id = ids::short_id("appr");
-        let answer = self.live.ask(&id);
-        self.emit(Kind::ApprovalRequested(pb::ApprovalRequested {
-            id: id.clone(),
-            // Shown masked, as Hermes shows it; the command runs as written.
-            command: self.output.masker.mask(&request.command).into_owned(),
-            reason: request.reason.clone(),
-            choices: ["once", "session", "always", "deny"]
-                .map(String::from)
-                .to_vec(),
-        }))
+        let answer = asking.ask(&id);
+        let reason = match label {
+            Some(label) => format!("[{label}] {}", request.reason),
+            None => request.reason.clone(),
+        };
+        self.emit_on(
+            asking,
+            Kind::ApprovalRequested(pb::ApprovalRequested {
+                id: id.clone(),
+                // Shown masked, as Hermes shows it; the command runs as written.
+                command: self.output.masker.mask(&request.command).into_owned(),
+                reason,
+                choices: ["once", "session", "always", "deny"]
+                    .map(String::from)
+                    .to_vec(),
+            }),
+        )
         .await;
         self.live
             .set_state(&self.turn_id, pb::SessionState::WaitingApproval);
-        let waited = self.wait(&id, answer).await;
+        let waited = self.wait(asking, &id, answer).await;
         self.live
             .set_state(&self.turn_id, pb::SessionState::Running);
         let (decision, by) = match &waited {
@@ -221,16 +251,19 @@ impl TurnPort for LivePort {
             Waited::TimedOut => ("deny".to_string(), "timeout".to_string()),
             Waited::Interrupted => ("deny".to_string(), "interrupt".to_string()),
         };
-        self.emit(Kind::ApprovalResolved(pb::ApprovalResolved {
-            id,
-            decision: decision.clone(),
-            by,
-        }))
+        self.emit_on(
+            asking,
+            Kind::ApprovalResolved(pb::ApprovalResolved {
+                id,
+                decision: decision.clone(),
+                by,
+            }),
+        )
         .await;
         match decision.as_str() {
             "once" | "yes" | "y" | "approve" => ApprovalDecision::Approved,
             "session" => {
-                self.live.approve_for_session(&request.pattern_key);
+                asking.approve_for_session(&request.pattern_key);
                 ApprovalDecision::Approved
             }
             "always" => {
@@ -271,7 +304,7 @@ impl TurnPort for LivePort {
         .await;
         self.live
             .set_state(&self.turn_id, pb::SessionState::WaitingClarify);
-        let waited = self.wait(&id, answer).await;
+        let waited = self.wait(&self.live, &id, answer).await;
         self.live
             .set_state(&self.turn_id, pb::SessionState::Running);
         match waited {

@@ -90,7 +90,9 @@ pub fn after_turn(
     outcome: &TurnOutcome,
     tools: &[&str],
 ) {
-    if session.source == REVIEW_SOURCE || session.source == "cron" {
+    let reviewed = ![REVIEW_SOURCE, "cron", super::delegation::SUBAGENT_SOURCE]
+        .contains(&session.source.as_str());
+    if !reviewed {
         return;
     }
     let nudges = state.config().settings.review;
@@ -150,6 +152,7 @@ async fn review(state: &Arc<TurnRunner>, parent: &SessionRow, focus: Focus) -> R
         context_from: Some(newest),
         turn_id: None,
         stop: None,
+        delegated: None,
     };
     let review_id = row.id.clone();
     let outcome = spawn_turn(state, row, chain, input)

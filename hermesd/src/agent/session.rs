@@ -73,6 +73,8 @@ pub struct TurnInput {
     pub turn_id: Option<String>,
     /// Cancels this turn alone, whether it runs or still waits its turn (an API run's stop).
     pub stop: Option<tokio_util::sync::CancellationToken>,
+    /// A delegated child's turn: its tools, budget, place in the tree and who approves for it.
+    pub delegated: Option<Arc<super::delegation::Delegated>>,
 }
 
 /// What happens to input that arrives while a turn runs.
@@ -317,7 +319,10 @@ async fn run(
         .read(move |conn| store::resolve_conversation(conn, &id))
         .await?;
     let reviewing = session.source == review::REVIEW_SOURCE;
-    let toolbox = if reviewing {
+    let toolbox = if let Some(delegated) = &input.delegated {
+        settings.max_iterations = delegated.max_iterations;
+        delegated.tools.clone()
+    } else if reviewing {
         settings.max_iterations = config.settings.review.budget;
         state
             .registry
@@ -374,8 +379,15 @@ async fn run(
         live: handle.clone(),
         turn_id: turn_id.clone(),
         store: state.store.clone(),
+        asker: input.delegated.as_ref().map(|d| port::Asker {
+            live: d.asker.clone(),
+            label: d.place.label.clone(),
+        }),
         policy: ApprovalPolicy {
-            off: settings.approvals_off || input.yolo || (unattended && settings.cron_approve),
+            off: settings.approvals_off
+                || input.yolo
+                || (unattended && settings.cron_approve)
+                || input.delegated.as_ref().is_some_and(|d| d.auto_approve),
             unattended,
             timeout: settings.approval_timeout,
             allowlist,
@@ -389,6 +401,11 @@ async fn run(
         background_review: reviewing,
         skills: session_skills,
         code_execution: config.settings.code_execution,
+        delegation: input
+            .delegated
+            .as_ref()
+            .map(|d| d.place.clone())
+            .unwrap_or_default(),
     });
     let turn = Turn {
         state: Arc::clone(state),
@@ -418,8 +435,8 @@ async fn run(
     if let Ok(done) = &outcome {
         review::after_turn(state, &handle, &session, done, &tool_name_refs);
         let first_exchange = session.message_count == 0 && session.title.is_none();
-        if first_exchange && done.end == TurnEnd::Finished && !reviewing && session.source != "cron"
-        {
+        let untitled_source = reviewing || input.delegated.is_some() || session.source == "cron";
+        if first_exchange && done.end == TurnEnd::Finished && !untitled_source {
             super::title::after_turn(state, &handle, &input.text, &done.answer);
         }
     }

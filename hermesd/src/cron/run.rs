@@ -309,6 +309,7 @@ async fn agent_attempt(
         context_from: None,
         turn_id: None,
         stop: None,
+        delegated: None,
     };
     let turn = agent::spawn_turn(&state.runner, session, chain, input);
     let live = state.runner.hub.get(&conversation);

@@ -181,6 +181,7 @@ pub async fn run_turn(
         context_from: None,
         turn_id: Some(turn_id.clone()),
         stop: None,
+        delegated: None,
     };
     let submitted = agent::submit(runner, session, chain, input);
     let ended = match submitted {

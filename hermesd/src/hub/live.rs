@@ -41,6 +41,9 @@ struct RunState {
     /// Set once the conversation is going (deleted, pruned): every turn from then on, queued
     /// ones included, is interrupted with this reason as it begins.
     ending: Option<String>,
+    /// Work the conversation started that outlives the turn that started it (delegated
+    /// subagents): stopped by the next interrupt, with the running turn.
+    background: Option<CancellationToken>,
 }
 
 /// Input waiting to be taken by the running turn; more is refused (and waits as a turn).
@@ -376,12 +379,20 @@ impl LiveSession {
         self.interrupt_for("user")
     }
 
-    /// Interrupt the running turn, saying why (stored in its `turn_interrupted` event).
+    /// Interrupt the running turn, saying why (stored in its `turn_interrupted` event), and stop
+    /// the conversation's background work; false when neither was running.
     pub fn interrupt_for(&self, by: &str) -> bool {
         match self.running.lock() {
             Ok(mut running) => {
+                let background = running
+                    .background
+                    .take()
+                    .filter(|token| !token.is_cancelled());
+                if let Some(token) = &background {
+                    token.cancel();
+                }
                 let Some(token) = running.cancel.clone() else {
-                    return false;
+                    return background.is_some();
                 };
                 running.interrupted_by.get_or_insert_with(|| by.to_string());
                 token.cancel();
@@ -389,6 +400,26 @@ impl LiveSession {
             }
             Err(_) => false,
         }
+    }
+
+    /// A token for work the conversation runs in the background (delegated subagents),
+    /// cancelled by the next interrupt of the conversation (a user's stop, a delete, the daemon
+    /// stopping). Already cancelled when the conversation is going.
+    pub fn background_work(&self) -> CancellationToken {
+        let Ok(mut running) = self.running.lock() else {
+            let token = CancellationToken::new();
+            token.cancel();
+            return token;
+        };
+        let ending = running.ending.is_some();
+        let token = running
+            .background
+            .get_or_insert_with(CancellationToken::new)
+            .child_token();
+        if ending {
+            token.cancel();
+        }
+        token
     }
 
     /// Hand `text` to the running turn, which takes it at its next step; `text` back when no

@@ -293,6 +293,7 @@ async fn start_turn(
                 context_from: None,
                 turn_id: None,
                 stop: None,
+                delegated: None,
             };
             // The turn runs on its own (or the input joins the running one); its events reach
             // every attached client.

@@ -174,6 +174,7 @@ pub async fn retry(state: &Arc<DaemonState>, id: String) -> Result<agent::TurnOu
         context_from: None,
         turn_id: None,
         stop: None,
+        delegated: None,
     };
     agent::send(&state.runner, target, input)
         .await

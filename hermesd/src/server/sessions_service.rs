@@ -269,6 +269,7 @@ impl pb::sessions_server::Sessions for SessionsService {
             context_from: None,
             turn_id: None,
             stop: None,
+            delegated: None,
         };
         let outcome = agent::send(&self.state.runner, target, input)
             .await

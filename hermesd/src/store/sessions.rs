@@ -239,15 +239,15 @@ pub fn list_sessions(
     conn: &Connection,
     filter: &ListFilter,
 ) -> Result<Vec<SessionRow>, StoreError> {
+    // `--all`: every segment, and the reviews and subagents hidden otherwise.
     let heads_only = if filter.all_segments {
         ""
     } else {
-        "AND continued_by IS NULL"
+        "AND continued_by IS NULL AND (?1 IS NOT NULL OR lineage != 'subagent')"
     };
     let sql = format!(
         "SELECT {COLUMNS} FROM sessions
          WHERE (?1 IS NULL OR source = ?1) {heads_only}
-           AND (?1 IS NOT NULL OR lineage != 'subagent')
          ORDER BY updated_at DESC, id DESC LIMIT ?2"
     );
     let mut stmt = conn

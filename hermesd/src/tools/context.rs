@@ -53,6 +53,38 @@ pub trait CronHandle: Send + Sync {
     ) -> Result<serde_json::Value, super::ToolError>;
 }
 
+/// One task of a `delegate_task` call, as the model gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DelegatedTask {
+    pub goal: String,
+    pub context: Option<String>,
+    /// `orchestrator` keeps `delegate_task` (one level more); anything else is a leaf.
+    pub orchestrator: bool,
+}
+
+/// Where the agent making a call sits in a delegation tree: depth 0 is the user's agent; a
+/// child's approvals are asked of the clients of `root`, the conversation the user talks to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DelegationPlace {
+    pub depth: u32,
+    /// The user's conversation (its first segment's id); empty at depth 0 (the caller's own).
+    pub root: String,
+    /// How the user is shown this agent (`subagent 2/3: goal…`); empty at depth 0.
+    pub label: String,
+}
+
+/// Delegation as the `delegate_task` tool reaches it: the agent layer implements it
+/// (`agent/delegation/`); tools never see turns.
+#[async_trait]
+pub trait DelegateHandle: Send + Sync {
+    /// Start `tasks` as child agents of the calling session; the result the model reads.
+    async fn delegate(
+        &self,
+        tasks: Vec<DelegatedTask>,
+        ctx: &super::ToolContext,
+    ) -> Result<serde_json::Value, super::ToolError>;
+}
+
 /// The turn a tool call belongs to, as the tool sees it.
 #[async_trait]
 pub trait TurnPort: Send + Sync {
@@ -77,6 +109,8 @@ pub struct ToolSettings {
     pub skills: Arc<SessionSkills>,
     /// `code_execution.*`: the limits of an `execute_code` script.
     pub code_execution: crate::config::settings::CodeExecutionSection,
+    /// Where this agent sits in a delegation tree.
+    pub delegation: DelegationPlace,
 }
 
 /// The session's side of skill activation: its platform and the tools it has.
@@ -159,6 +193,8 @@ pub struct ToolServices {
     masker: std::sync::RwLock<Arc<SecretMasker>>,
     /// The MCP servers, whose tools join a session's (set once as the daemon is built).
     mcp: std::sync::OnceLock<Arc<crate::mcp::Mcp>>,
+    /// Child agents for `delegate_task` (set once as the daemon is built).
+    delegation: std::sync::OnceLock<Arc<dyn DelegateHandle>>,
 }
 
 impl std::fmt::Debug for ToolServices {
@@ -188,7 +224,20 @@ impl ToolServices {
             messenger: std::sync::OnceLock::new(),
             masker: std::sync::RwLock::new(Arc::default()),
             mcp: std::sync::OnceLock::new(),
+            delegation: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Connect delegation (once, as the daemon is built).
+    pub fn set_delegation(&self, handle: Arc<dyn DelegateHandle>) {
+        if self.delegation.set(handle).is_err() {
+            tracing::warn!("delegation was connected to the tools twice; the first stays");
+        }
+    }
+
+    /// Delegation, once the daemon is built.
+    pub fn delegation(&self) -> Option<&Arc<dyn DelegateHandle>> {
+        self.delegation.get()
     }
 
     /// Connect the MCP servers (once, as the daemon is built).

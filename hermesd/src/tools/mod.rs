@@ -7,6 +7,7 @@ mod code_exec;
 mod coerce;
 mod context;
 mod cronjob_tool;
+mod delegate_tool;
 mod file_tools;
 pub mod files;
 mod mcp_tools;
@@ -29,10 +30,12 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 pub use context::{
-    ApprovalDecision, ApprovalRequest, CronHandle, CronOrigin, SessionScope, SessionSkills,
-    TodoItem, ToolContext, ToolServices, ToolSettings, TurnPort,
+    ApprovalDecision, ApprovalRequest, CronHandle, CronOrigin, DelegateHandle, DelegatedTask,
+    DelegationPlace, SessionScope, SessionSkills, TodoItem, ToolContext, ToolServices,
+    ToolSettings, TurnPort,
 };
 pub use cronjob_tool::CRONJOB_ACTIONS;
+pub use delegate_tool::DELEGATE_BLOCKED_TOOLS;
 pub use outcome::ToolOutcome;
 pub use parallel::{Concurrency, MAX_PARALLEL, plan_batch};
 pub use registry::{Registry, Toolbox, ToolsetSelection};
@@ -126,5 +129,6 @@ pub fn builtin_tools() -> Vec<std::sync::Arc<dyn Tool>> {
         std::sync::Arc::new(cronjob_tool::CronjobTool),
         std::sync::Arc::new(send_message_tool::SendMessageTool),
         std::sync::Arc::new(code_exec::ExecuteCodeTool),
+        std::sync::Arc::new(delegate_tool::DelegateTaskTool),
     ]
 }

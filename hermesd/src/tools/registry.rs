@@ -140,6 +140,18 @@ impl Toolbox {
         }
     }
 
+    /// This toolbox without the tools named in `names` (a delegated child's: its parent's, minus
+    /// what children may not do).
+    pub fn without(&self, names: &[&str]) -> Toolbox {
+        let tools = self
+            .tools
+            .iter()
+            .filter(|t| !names.contains(&t.name()))
+            .cloned()
+            .collect();
+        Toolbox::of(tools)
+    }
+
     pub fn has(&self, name: &str) -> bool {
         self.get(name).is_some()
     }

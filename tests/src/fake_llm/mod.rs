@@ -94,6 +94,7 @@ impl FakeLlm {
             script: Mutex::new(Script {
                 replies: replies.into(),
                 answered: 0,
+                routes: Vec::new(),
             }),
             models: Mutex::new(Vec::new()),
             log: Mutex::new(Vec::new()),
@@ -129,6 +130,25 @@ impl FakeLlm {
     /// Replaces the models listed by `/v1/models` and known to `/api/show`.
     pub fn set_models(&self, models: Vec<FakeModel>) {
         *self.state.models.lock().unwrap() = models;
+    }
+
+    /// Requests whose system prompt contains `system_contains` take `replies` (in order) before
+    /// the main script; once they are used up, such requests go to the main script again.
+    pub fn route(&self, system_contains: &str, replies: Vec<Reply>) {
+        self.state
+            .script
+            .lock()
+            .unwrap()
+            .routes
+            .push((system_contains.to_string(), replies.into()));
+    }
+
+    /// Chat requests whose system prompt contains `system_contains`.
+    pub fn requests_with_system(&self, system_contains: &str) -> Vec<RecordedRequest> {
+        self.chat_requests()
+            .into_iter()
+            .filter(|r| server::system_prompt(&r.body).contains(system_contains))
+            .collect()
     }
 
     /// Appends a reply to the script.

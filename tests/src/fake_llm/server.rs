@@ -23,6 +23,30 @@ pub(super) struct Script {
     pub(super) replies: VecDeque<Reply>,
     /// Chat requests answered from the script so far.
     pub(super) answered: usize,
+    /// Scripts of their own for requests whose system prompt holds a text (one agent among
+    /// several talking to the server at once: a delegated child), checked first in order.
+    pub(super) routes: Vec<(String, VecDeque<Reply>)>,
+}
+
+/// The system prompt of a chat request (OpenAI: the `system` message; Anthropic: `system`).
+pub(super) fn system_prompt(body: &Value) -> String {
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    if !body["system"].is_null() {
+        return text(&body["system"]);
+    }
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "system"))
+        .map(|m| text(&m["content"]))
+        .unwrap_or_default()
 }
 
 pub(super) struct State {
@@ -39,6 +63,18 @@ impl State {
     fn take(&self, api: Api, body: &Value) -> Result<(usize, Reply), usize> {
         let mut script = self.script.lock().unwrap();
         let seq = script.answered + 1;
+        if !script.routes.is_empty() {
+            let system = system_prompt(body);
+            let routed = script
+                .routes
+                .iter_mut()
+                .find(|(needle, replies)| !replies.is_empty() && system.contains(needle.as_str()))
+                .and_then(|(_, replies)| replies.pop_front());
+            if let Some(reply) = routed {
+                script.answered = seq;
+                return Ok((seq, reply));
+            }
+        }
         let reply = match script.replies.front() {
             None => return Err(script.answered),
             Some(Reply::Loop {

@@ -12,6 +12,7 @@ mod auxiliary;
 mod code_execution;
 mod compression;
 mod cron;
+mod delegation;
 mod gateway;
 mod llm;
 mod mcp;
@@ -38,6 +39,7 @@ pub use auxiliary::{AuxiliarySection, AuxiliaryTask, TaskSettings};
 pub use code_execution::CodeExecutionSection;
 pub use compression::CompressionSection;
 pub use cron::CronSection;
+pub use delegation::{DelegationSection, MAX_TASKS_PER_CALL};
 pub use gateway::{AccessSettings, GatewaySection, TELEGRAM_BASE_URL, TelegramSettings};
 pub use llm::{LlmSection, Timing};
 pub use mcp::{McpSection, McpServerConfig, McpTransport};
@@ -66,6 +68,7 @@ const MAPPINGS: &[&str] = &[
     "code_execution",
     "compression",
     "cron",
+    "delegation",
     "mcp",
     "memory",
     "platforms",
@@ -98,6 +101,7 @@ pub struct Settings {
     pub gateway: GatewaySection,
     pub mcp: McpSection,
     pub code_execution: CodeExecutionSection,
+    pub delegation: DelegationSection,
 }
 
 impl Settings {
@@ -130,6 +134,7 @@ impl Settings {
             gateway: GatewaySection::read(&mut r, env),
             mcp: McpSection::read(&mut r, env),
             code_execution: CodeExecutionSection::read(&mut r),
+            delegation: DelegationSection::read(&mut r),
             approvals,
             cron,
         };

@@ -130,6 +130,7 @@ pub async fn start(
         context_from: None,
         turn_id: Some(turn_id.clone()),
         stop,
+        delegated: None,
     };
     let conversation = session.conversation_id.clone();
     let session_id = session.id.clone();

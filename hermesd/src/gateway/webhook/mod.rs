@@ -384,6 +384,7 @@ async fn run(hooks: Arc<Hooks>, route: WebhookRoute, payload: Value, prompt: Str
                 context_from: None,
                 turn_id: None,
                 stop: None,
+                delegated: None,
             };
             match agent::submit(runner, session, chain, input) {
                 Submitted::Turn(turn) => match turn.await {
