@@ -181,7 +181,14 @@ async fn a_batch_runs_three_at_once_the_fourth_waits_and_summaries_return_in_ord
             .any(|s| s["source"] == "subagent"),
         "{plain}"
     );
-    // …and go with it.
+    // A child takes no input of its own: it answers to its parent.
+    let child = children[0]["id"].as_str().unwrap();
+    let refused = home
+        .ctl_async(&["send", "--session", child, "do something else"])
+        .await
+        .err();
+    assert!(refused.contains("takes no input"), "{refused}");
+    // …and goes with its parent.
     home.ctl_async(&["sessions", "rm", &parent]).await.ok();
     let after = home
         .ctl_async(&["sessions", "list", "--all", "--json"])
@@ -316,4 +323,63 @@ async fn a_childs_dangerous_command_is_asked_of_the_parents_client() {
         last.body.to_string().contains("removed it"),
         "the child's summary reached the parent"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_orchestrator_waits_for_its_own_workers_who_cannot_delegate() {
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    let server = FakeLlm::start(vec![
+        Reply::tool_call(
+            "delegate_task",
+            &json!({ "goal": "plan-the-survey", "role": "orchestrator" }).to_string(),
+        ),
+        Reply::text("dispatched"),
+        Reply::text("the survey is planned"),
+    ])
+    .await;
+    server.route(
+        &task_marker("plan-the-survey"),
+        vec![
+            Reply::tool_call(
+                "delegate_task",
+                &json!({ "goal": "list-the-rooms" }).to_string(),
+            ),
+            Reply::text("orchestrated: rooms listed"),
+        ],
+    );
+    server.route(
+        &task_marker("list-the-rooms"),
+        vec![Reply::text("three rooms")],
+    );
+    home.use_fake_model(&server, "");
+    send(&home, "plan it").await;
+    wait::until(
+        "the results reach the parent",
+        Duration::from_secs(20),
+        || {
+            let done = server.remaining() == 0;
+            async move { done.then_some(()) }
+        },
+    )
+    .await;
+    let orchestrator = server.requests_with_system(&task_marker("plan-the-survey"));
+    let worker = server.requests_with_system(&task_marker("list-the-rooms"));
+    assert!(
+        orchestrator[0]
+            .tool_names()
+            .contains(&"delegate_task".to_string())
+    );
+    assert!(
+        !worker[0]
+            .tool_names()
+            .contains(&"delegate_task".to_string())
+    );
+    assert!(!worker[0].tool_names().contains(&"memory".to_string()));
+    // The orchestrator's call waited: its result holds the worker's summary.
+    let result: Value = serde_json::from_str(&orchestrator[1].tool_results()[0]).unwrap();
+    assert_eq!(result["results"][0]["summary"], "three rooms", "{result}");
+    assert_eq!(result["results"][0]["status"], "completed", "{result}");
+    let last = server.chat_requests().pop().unwrap();
+    assert!(last.body.to_string().contains("orchestrated: rooms listed"));
 }

@@ -180,7 +180,18 @@ pub async fn prepare(
     let row = state
         .store
         .write(move |tx| match &target.session_id {
-            Some(id) => store::resolve_conversation(tx, id),
+            Some(id) => {
+                let row = store::resolve_conversation(tx, id)?;
+                if row.source == super::delegation::SUBAGENT_SOURCE {
+                    return Err(store::StoreError::Refused(format!(
+                        "session {id} is a subagent of {}: it takes no input; talk to its parent",
+                        row.parent_session_id
+                            .as_deref()
+                            .unwrap_or("another session")
+                    )));
+                }
+                Ok(row)
+            }
             None => store::insert_session(
                 tx,
                 &NewSession {

@@ -73,6 +73,8 @@ pub async fn attach(
         .read(move |conn| store::resolve_conversation(conn, &id))
         .await
         .map_err(convert::status)?;
+    // A delegated child answers to its parent: its clients watch, they do not steer.
+    let read_only = hello.read_only || row.source == agent::SUBAGENT_SOURCE;
     let live = state.runner.hub.load(&row);
     if row.last_seq == 0 && row.message_count > 0 {
         // Messages without events (an imported conversation): announce the last ones once.
@@ -105,7 +107,7 @@ pub async fn attach(
     let client = Some(hello.client_name)
         .filter(|c| !c.is_empty())
         .unwrap_or_else(|| "client".into());
-    tokio::spawn(read_frames(state, lease, inbound, hello.read_only, client));
+    tokio::spawn(read_frames(state, lease, inbound, read_only, client));
     Ok(Box::pin(ReceiverStream::new(stream)))
 }
 
