@@ -264,3 +264,42 @@ async fn history_slash_commands_title_undo_retry_branch_compress_and_resume() {
         "the 7th call is the summary"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_subagents_approval_is_answered_at_the_idle_prompt() {
+    let goal = "clear-the-cache";
+    let server = FakeLlm::start(vec![
+        Reply::tool_call("delegate_task", &format!(r#"{{"goal": "{goal}"}}"#)),
+        Reply::text("handed it over"),
+        Reply::text("the cache is clear"),
+    ])
+    .await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, "");
+    std::fs::create_dir_all(home.user_home()).unwrap();
+    let victim = home.user_home().join("cache-dir");
+    std::fs::create_dir_all(victim.join("inside")).unwrap();
+    server.route(
+        &format!("YOUR TASK:\n{goal}"),
+        vec![
+            Reply::tool_call("terminal", r#"{"command": "rm -rf cache-dir"}"#),
+            Reply::text("removed cache-dir"),
+        ],
+    );
+    home.ctl_async(&["status"]).await.ok();
+    let mut tmux = Tmux::start(&home, "chat");
+    tmux.wait_for("/help for commands").await;
+    tmux.line("clear the cache").await;
+    // The parent's turn is over and the prompt is open when the child asks.
+    tmux.wait_for("handed it over").await;
+    let screen = tmux.wait_for("Allow? type [o]nce").await;
+    assert!(
+        screen.contains(&format!("[subagent 1/1: {goal}]")),
+        "{screen}"
+    );
+    assert!(victim.exists(), "nothing runs before the answer");
+    tmux.line("o").await;
+    tmux.wait_for("the cache is clear").await;
+    assert!(!victim.exists(), "approved at the prompt, so it ran");
+}

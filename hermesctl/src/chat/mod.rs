@@ -122,6 +122,18 @@ struct Chat {
     keys: Option<TurnKeys>,
     /// Text typed during the turn, waiting for the next prompt.
     typed_ahead: String,
+    /// An approval asked while the prompt was open (a delegated child's): the next line answers it.
+    approval_at_prompt: Option<String>,
+}
+
+/// The approval decision a typed answer means (anything else denies).
+fn decision_of(answer: &str) -> &'static str {
+    match answer.trim().to_lowercase().as_str() {
+        "o" | "once" | "y" | "yes" => "once",
+        "s" | "session" => "session",
+        "a" | "always" => "always",
+        _ => "deny",
+    }
 }
 
 enum Next {
@@ -152,6 +164,7 @@ pub async fn run(
         unsent: None,
         keys: None,
         typed_ahead: String::new(),
+        approval_at_prompt: None,
     };
     println!(
         "session {} — /help for commands, Ctrl-D detaches",
@@ -232,12 +245,7 @@ impl Chat {
                 let answer = self
                     .ask("Allow? [o]nce / [s]ession / [a]lways / [d]eny: ")
                     .await;
-                let decision = match answer.to_lowercase().as_str() {
-                    "o" | "once" | "y" | "yes" => "once",
-                    "s" | "session" => "session",
-                    "a" | "always" => "always",
-                    _ => "deny",
-                };
+                let decision = decision_of(&answer);
                 send(
                     link,
                     client_frame::Kind::ApprovalResponse(pb::ApprovalResponse {
@@ -278,6 +286,24 @@ impl Chat {
             if !text.is_empty() {
                 self.printer.print(text);
             }
+        }
+    }
+
+    /// An approval asked while the prompt is open (a delegated child's, while this session's own
+    /// turn is over) is answered by the next line; one resolved elsewhere is forgotten.
+    fn note_approval_at_prompt(&mut self, event: &pb::SessionEvent) {
+        match &event.kind {
+            Some(Kind::ApprovalRequested(asked)) => {
+                self.printer
+                    .print("Allow? type [o]nce / [s]ession / [a]lways / [d]eny and Enter\n".into());
+                self.approval_at_prompt = Some(asked.id.clone());
+            }
+            Some(Kind::ApprovalResolved(done))
+                if self.approval_at_prompt.as_deref() == Some(done.id.as_str()) =>
+            {
+                self.approval_at_prompt = None;
+            }
+            _ => {}
         }
     }
 
@@ -361,7 +387,10 @@ impl Chat {
             tokio::select! {
                 line = &mut read => break line,
                 event = link.events.recv(), if connected => match event.flatten() {
-                    Some(event) => self.print_above(&event),
+                    Some(event) => {
+                        self.print_above(&event);
+                        self.note_approval_at_prompt(&event);
+                    }
                     None => {
                         link.events.close();
                         connected = false;
@@ -384,6 +413,18 @@ impl Chat {
             }
             Line::Text(text) => text,
         };
+        if let Some(id) = self.approval_at_prompt.take() {
+            let decision = decision_of(&text);
+            send(
+                link,
+                client_frame::Kind::ApprovalResponse(pb::ApprovalResponse {
+                    id,
+                    decision: decision.into(),
+                }),
+            )
+            .await;
+            return Ok(Next::Continue);
+        }
         if text.trim().is_empty() {
             return Ok(Next::Continue);
         }
