@@ -63,6 +63,7 @@ pub fn to_chat(row: MessageRow) -> Option<ChatMessage> {
             .unwrap_or_default(),
         tool_call_id: row.tool_call_id,
         name: row.tool_name,
+        images: Vec::new(),
     })
 }
 

@@ -12,6 +12,7 @@ pub mod ending;
 mod history;
 mod identity;
 mod loop_guard;
+mod media;
 mod port;
 mod prompt;
 mod repair;

@@ -362,6 +362,10 @@ async fn run(
         .first()
         .map(llm::Endpoint::label)
         .unwrap_or_default();
+    let sees_images = chain
+        .endpoints
+        .first()
+        .is_some_and(|e| llm::supports_vision(&e.model, config.settings.llm.supports_vision));
     let system = system_prompt(
         state,
         &session,
@@ -435,6 +439,11 @@ async fn run(
         compaction: CompactionSettings::new(&config.settings.compression),
         context_length: tokio::sync::OnceCell::new(),
         writes: std::sync::Mutex::new(Vec::new()),
+        media: sees_images.then(|| {
+            Arc::new(super::media::TurnMedia::new(&crate::tools::spill_root(
+                &state.home.dir,
+            )))
+        }),
         context_from: input.context_from.clone(),
         scope: crate::tools::SessionScope {
             conversation: live.conversation().to_string(),

@@ -78,6 +78,8 @@ pub(super) struct Turn {
     /// Writes queued but not yet confirmed: the loop goes on while they are stored (in order,
     /// before their events are published) and the turn waits for all of them before it ends.
     pub writes: std::sync::Mutex<Vec<PendingWrite>>,
+    /// The images requests carry, for a model that takes them (`None`: text only).
+    pub media: Option<Arc<super::media::TurnMedia>>,
     /// A segment whose messages precede the session's own (see `TurnInput::context_from`).
     pub context_from: Option<String>,
     /// What the conversation owns that tools use (its task list, its processes).
@@ -334,6 +336,22 @@ impl Turn {
     ) -> Result<Completion, Stop> {
         let mut api_messages = messages.to_vec();
         repair::repair(&mut api_messages);
+        if let Some(media) = &self.media {
+            let media = Arc::clone(media);
+            // Reading and encoding the files happens on the blocking pool.
+            api_messages = tokio::task::spawn_blocking(move || {
+                media.attach(&mut api_messages);
+                api_messages
+            })
+            .await
+            .map_err(|e| {
+                Stop::Failed(TurnEnd::Failed {
+                    class: pb::ErrorClass::Internal,
+                    message: format!("preparing the request's images failed: {e}"),
+                    hint: "see hermesd.log".into(),
+                })
+            })?;
+        }
         if grace && let Some(last) = api_messages.last_mut() {
             last.content.push_str(
                 "\n\n[The iteration budget is spent: no more tool calls. Reply now with your \

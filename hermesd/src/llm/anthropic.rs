@@ -24,12 +24,24 @@ fn ephemeral() -> Value {
 
 /// Content blocks of one message.
 fn blocks(message: &ChatMessage) -> Vec<Value> {
+    let images = message.images.iter().map(|i| {
+        json!({"type": "image", "source": {"type": "base64", "media_type": i.media_type, "data": &*i.base64}})
+    });
     match message.role() {
-        Role::Tool => vec![json!({
+        Role::Tool if message.images.is_empty() => vec![json!({
             "type": "tool_result",
             "tool_use_id": message.tool_call_id.clone().unwrap_or_default(),
             "content": message.content,
         })],
+        Role::Tool => {
+            let mut content = vec![json!({"type": "text", "text": message.content})];
+            content.extend(images);
+            vec![json!({
+                "type": "tool_result",
+                "tool_use_id": message.tool_call_id.clone().unwrap_or_default(),
+                "content": content,
+            })]
+        }
         Role::Assistant => {
             let mut out = Vec::new();
             if !message.content.is_empty() {
@@ -43,7 +55,11 @@ fn blocks(message: &ChatMessage) -> Vec<Value> {
             }
             out
         }
-        Role::User | Role::System => vec![json!({"type": "text", "text": message.content})],
+        Role::User | Role::System => {
+            let mut out = vec![json!({"type": "text", "text": message.content})];
+            out.extend(images);
+            out
+        }
     }
 }
 
@@ -344,6 +360,37 @@ mod tests {
         assert!(messages[2]["content"][0].get("cache_control").is_none());
         assert!(messages[3]["content"][0]["cache_control"].is_object());
         assert!(messages[5]["content"][0]["cache_control"].is_object());
+    }
+
+    #[test]
+    fn images_ride_in_the_tool_result_and_the_user_message() {
+        let image = crate::llm::Image {
+            media_type: "image/png".into(),
+            base64: "aGk=".into(),
+        };
+        let mut result = ChatMessage {
+            role: Some(Role::Tool),
+            content: "MEDIA:/x.png".into(),
+            tool_call_id: Some("t1".into()),
+            ..ChatMessage::default()
+        };
+        result.images = vec![image.clone()];
+        let mut user = ChatMessage::user("what is this?");
+        user.images = vec![image];
+        let request = ChatRequest {
+            messages: vec![result, ChatMessage::assistant("a"), user],
+            ..ChatRequest::default()
+        };
+        let body = body(&endpoint(), &request, false);
+        let result = &body["messages"][0]["content"][0];
+        assert_eq!(result["type"], "tool_result");
+        assert_eq!(result["content"][0]["text"], "MEDIA:/x.png");
+        assert_eq!(result["content"][1]["type"], "image");
+        assert_eq!(result["content"][1]["source"]["media_type"], "image/png");
+        assert_eq!(result["content"][1]["source"]["data"], "aGk=");
+        let user = &body["messages"][2]["content"];
+        assert_eq!(user[0]["text"], "what is this?");
+        assert_eq!(user[1]["source"]["type"], "base64");
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod sse;
 mod text_tools;
 mod transport;
 mod types;
+mod vision;
 
 pub use crate::config::settings::Timing;
 pub use catalog::{CONTEXT_FLOOR, cost_usd, prices};
@@ -34,8 +35,11 @@ pub use transport::{
     TransportKind,
 };
 pub use types::{
-    ChatMessage, ChatRequest, Completion, EventSink, Role, StreamEvent, ToolCall, ToolSchema, Usage,
+    ChatMessage, ChatRequest, Completion, EventSink, Image, Role, StreamEvent, ToolCall,
+    ToolSchema, Usage,
 };
+
+pub use vision::supports_vision;
 
 /// The HTTP client for model calls (one per daemon; built on first use, not at start-up).
 pub fn http_client(timing: &Timing) -> Result<HttpClient, String> {

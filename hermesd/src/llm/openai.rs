@@ -11,7 +11,7 @@ use super::{
     endpoint::Endpoint,
     error::{ErrorClass, LlmError},
     http, sse, text_tools,
-    types::{ChatRequest, Completion, EventSink, Role, Usage},
+    types::{ChatRequest, Completion, EventSink, Image, Role, Usage},
 };
 
 /// The JSON body of a request.
@@ -20,8 +20,19 @@ pub fn body(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> Value {
     if !request.system.is_empty() {
         messages.push(json!({"role": "system", "content": request.system}));
     }
+    // OpenAI's tool messages hold text only: images of a run of tool results follow it as one
+    // user message.
+    let mut tool_images: Vec<&Image> = Vec::new();
     for m in &request.messages {
+        if m.role() != Role::Tool && !tool_images.is_empty() {
+            messages.push(tool_images_message(&std::mem::take(&mut tool_images)));
+        }
         let mut message = json!({"role": m.role(), "content": m.content});
+        if m.role() == Role::Tool {
+            tool_images.extend(&m.images);
+        } else if !m.images.is_empty() {
+            message["content"] = with_images(&m.content, m.images.iter());
+        }
         if !m.tool_calls.is_empty() {
             message["tool_calls"] = m
                 .tool_calls
@@ -40,6 +51,9 @@ pub fn body(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> Value {
         }
         messages.push(message);
     }
+    if !tool_images.is_empty() {
+        messages.push(tool_images_message(&tool_images));
+    }
     let mut body = json!({"model": endpoint.model, "messages": messages, "stream": stream});
     if stream {
         body["stream_options"] = json!({"include_usage": true});
@@ -55,6 +69,24 @@ pub fn body(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> Value {
         body["max_tokens"] = json!(max);
     }
     body
+}
+
+/// Content parts: the text, then each image as an `image_url` with a `data:` URL.
+fn with_images<'a>(text: &str, images: impl Iterator<Item = &'a Image>) -> Value {
+    let mut parts = vec![json!({"type": "text", "text": text})];
+    parts.extend(images.map(|i| json!({"type": "image_url", "image_url": {"url": i.data_url()}})));
+    Value::Array(parts)
+}
+
+/// The user message that carries the images of the tool results before it.
+fn tool_images_message(images: &[&Image]) -> Value {
+    json!({
+        "role": "user",
+        "content": with_images(
+            "[The images returned by the tool results above.]",
+            images.iter().copied()
+        ),
+    })
 }
 
 fn usage_of(value: &Value) -> Usage {
@@ -254,4 +286,63 @@ pub(super) fn handle_chunk(
         asm.finish_reason(&reason);
     }
     Ok(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn images_of_tool_results_follow_them_as_one_user_message() {
+        let image = crate::llm::Image {
+            media_type: "image/png".into(),
+            base64: "aGk=".into(),
+        };
+        let tool = |id: &str, images: Vec<crate::llm::Image>| crate::llm::ChatMessage {
+            role: Some(Role::Tool),
+            content: format!("result {id}"),
+            tool_call_id: Some(id.into()),
+            images,
+            ..crate::llm::ChatMessage::default()
+        };
+        let mut user = crate::llm::ChatMessage::user("and this?");
+        user.images = vec![image.clone()];
+        let request = ChatRequest {
+            messages: vec![
+                tool("t1", vec![image.clone()]),
+                tool("t2", Vec::new()),
+                crate::llm::ChatMessage::assistant("seen"),
+                user,
+            ],
+            ..ChatRequest::default()
+        };
+        let endpoint = crate::llm::Endpoint {
+            provider: "custom".into(),
+            model: "gpt-4o".into(),
+            base_url: "http://x".into(),
+            api_key: None,
+            api_mode: super::super::endpoint::ApiMode::ChatCompletions,
+            stale_timeout: std::time::Duration::from_secs(1),
+            connect_timeout: std::time::Duration::from_secs(1),
+            text_tool_calls: false,
+        };
+        let body = body(&endpoint, &request, false);
+        let messages = body["messages"].as_array().unwrap();
+        let roles: Vec<&str> = messages
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(roles, ["tool", "tool", "user", "assistant", "user"]);
+        assert_eq!(
+            messages[0]["content"], "result t1",
+            "a tool message stays text"
+        );
+        assert_eq!(messages[2]["content"][1]["type"], "image_url");
+        assert_eq!(
+            messages[2]["content"][1]["image_url"]["url"],
+            "data:image/png;base64,aGk="
+        );
+        assert_eq!(messages[4]["content"][0]["text"], "and this?");
+        assert_eq!(messages[4]["content"][1]["type"], "image_url");
+    }
 }

@@ -46,6 +46,32 @@ impl ToolCall {
     }
 }
 
+/// An image a message carries to a model that can see: its media type and base64 data. Made
+/// from a file for one request and never stored (the store keeps the file's path in the text).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Image {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// The file's bytes, base64 (shared by every request of the turn that carries it).
+    pub base64: std::sync::Arc<str>,
+}
+
+impl std::fmt::Debug for Image {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Image")
+            .field("media_type", &self.media_type)
+            .field("base64_chars", &self.base64.len())
+            .finish()
+    }
+}
+
+impl Image {
+    /// The image as a `data:` URL (OpenAI's `image_url`).
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.media_type, self.base64)
+    }
+}
+
 /// One message of a conversation in the OpenAI shape.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ChatMessage {
@@ -56,6 +82,8 @@ pub struct ChatMessage {
     pub tool_call_id: Option<String>,
     /// For tool results: the tool's name.
     pub name: Option<String>,
+    /// Images for a model that can see (user messages and tool results).
+    pub images: Vec<Image>,
 }
 
 impl ChatMessage {

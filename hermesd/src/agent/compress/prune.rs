@@ -71,6 +71,7 @@ pub(super) fn pruned_copy(
                         tool_calls: message.tool_calls.clone(),
                         tool_call_id: message.tool_call_id.clone(),
                         name: message.name.clone(),
+                        images: Vec::new(),
                     }
                 }
                 None => message.clone(),

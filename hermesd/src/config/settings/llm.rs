@@ -60,6 +60,9 @@ pub struct LlmSection {
     pub timing: Timing,
     /// `model.context_length`: the context window, overriding what the endpoint reports.
     pub context_length: Option<u64>,
+    /// `model.supports_vision`: whether the main model takes images, overriding the shipped
+    /// table (`llm::vision`).
+    pub supports_vision: Option<bool>,
     /// The notices reading these keys gave (also in `Config::notices`): an edit of the model
     /// configuration through the Models service that leads to one is refused.
     pub problems: Vec<String>,
@@ -73,6 +76,7 @@ impl LlmSection {
             fallbacks: ProviderEntry::read_list(&mut own, "fallback_providers"),
             timing: Timing::read(&mut own),
             context_length: own.whole_opt("model.context_length", "what the endpoint reports"),
+            supports_vision: own.flag_opt("model.supports_vision", "the model's known capability"),
             problems: Vec::new(),
         };
         section.problems = own.notices().to_vec();
