@@ -6,7 +6,8 @@ Usage:
       list the tools and conversations, send to SESSION_ID, read it back, search, start a new
       conversation, and try an unknown session, an oversized message and an unknown tool
   python3 mcp_serve_client.py down HERMESCTL SOCKET
-      against a socket no daemon can be started on: calls fail as tool errors, the server lives
+      list the tools, then list conversations and search, with no daemon running on SOCKET: the
+      first call starts one, or fails as a tool error where none can start (the server lives)
 
 Prints one JSON document of what the server answered; exits 3 when the `mcp` SDK is missing.
 """

@@ -10,6 +10,7 @@ use hermes_tests::{
     DaemonProcess, TestHome,
     daemon::connect,
     fake_llm::{FakeLlm, Reply},
+    home::StopOnDrop,
 };
 use serde_json::Value;
 
@@ -200,4 +201,16 @@ async fn without_a_daemon_calls_are_tool_errors_and_the_server_lives_on() {
             "{call}: {text}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_first_call_starts_the_daemon_like_any_hermesctl_command() {
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    let socket = home.socket();
+    let report = client(&home, "down", &[socket.to_str().unwrap()]).await;
+    assert_eq!(body(&report, "first")["count"], 0, "{report}");
+    assert_eq!(body(&report, "second")["count"], 0, "{report}");
+    // The daemon it started outlives the MCP session (`daemon status` fails when none runs).
+    home.ctl(&["daemon", "status"]).ok();
 }
