@@ -98,7 +98,8 @@ pub enum Command {
     /// Chat platforms (Telegram): how each connection is doing, and their home channels.
     #[command(subcommand)]
     Gateway(GatewayCommand),
-    /// MCP servers: their state, a connection test, adding and removing them in config.yaml.
+    /// MCP servers: their state, a connection test, adding and removing them in config.yaml;
+    /// `serve` makes hermesctl itself an MCP server for other agents.
     #[command(subcommand)]
     Mcp(McpCommand),
     /// Who may talk to the agent from a chat platform: pending codes and approved users.
@@ -607,4 +608,9 @@ pub enum McpCommand {
     },
     /// Remove a server from mcp_servers in config.yaml.
     Rm { name: String },
+    /// Be an MCP server on stdio for other agents (Claude Code, Cursor, another Hermes): list and
+    /// read conversations, send a message and get the answer, search history. Every call goes
+    /// through the daemon, so its approvals and limits apply. Register it with
+    /// `claude mcp add hermes -- hermesctl mcp serve`.
+    Serve,
 }

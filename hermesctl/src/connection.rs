@@ -12,7 +12,7 @@ use tonic::transport::Channel;
 use crate::{context::Context, daemon_process, error::CliError};
 
 /// A connected daemon and what it said about itself.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Daemon {
     pub channel: Channel,
     pub status: pb::GetStatusResponse,

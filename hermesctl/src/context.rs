@@ -10,7 +10,7 @@ use hermes_proto::{
 use crate::{cli::Cli, error::CliError};
 
 /// Everything a command needs to find the daemon.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Context {
     pub home: Home,
     pub socket: PathBuf,

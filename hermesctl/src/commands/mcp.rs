@@ -1,5 +1,6 @@
 //! `hermesctl mcp list|test|add|rm`: the daemon's MCP servers. `add` and `rm` edit
-//! `mcp_servers` in config.yaml (comments kept) and reload a running daemon.
+//! `mcp_servers` in config.yaml (comments kept) and reload a running daemon. `serve` is
+//! [`super::mcp_serve`].
 
 use hermes_proto::{pb, yaml_edit};
 use serde_json::{Value, json};
@@ -164,6 +165,7 @@ pub async fn run(ctx: &Context, command: McpCommand) -> Result<(), CliError> {
             write_atomically(&path, &updated)?;
             finish(ctx, &name, "added to", &path).await
         }
+        McpCommand::Serve => super::mcp_serve::run(ctx).await,
         McpCommand::Rm { name } => {
             check_name(&name)?;
             let path = ctx.home.config_file();

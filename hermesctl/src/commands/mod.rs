@@ -12,6 +12,7 @@ pub mod gateway;
 pub mod history;
 pub mod import;
 pub mod mcp;
+pub mod mcp_serve;
 pub mod memory;
 pub mod model;
 pub mod send;

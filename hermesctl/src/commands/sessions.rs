@@ -89,7 +89,7 @@ pub async fn run(ctx: &Context, command: SessionsCommand) -> Result<(), CliError
 }
 
 /// Lower-case word for a session state, as `--json` prints enums.
-fn state_word(state: i32) -> &'static str {
+pub(crate) fn state_word(state: i32) -> &'static str {
     match pb::SessionState::try_from(state).unwrap_or(pb::SessionState::Unspecified) {
         pb::SessionState::Unspecified => "unknown",
         pb::SessionState::Stored => "stored",
