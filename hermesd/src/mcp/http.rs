@@ -524,8 +524,7 @@ mod tests {
         let refused = client()
             .post_message(uri.into(), call(7), None, None, HashMap::new())
             .await
-            .err()
-            .expect("the answer is refused");
+            .expect_err("the answer is refused");
         assert!(
             matches!(refused, StreamableHttpError::ResponseBodyTooLarge { max_size } if max_size == MAX_MESSAGE),
             "{refused}"
