@@ -12,7 +12,11 @@
 //!   rmcp request, the stdio round trip, the result's conversion and masking). The same call's
 //!   bare round trip is timed here with rmcp itself (the client library the daemon uses) against
 //!   another instance of the same server, so the server's own time and the pipe are in both.
-//!   Overhead = median daemon tool time − median bare round trip.
+//!   The bare calls are spaced as the daemon's are (by the model step between two calls, taken
+//!   from a warm-up turn: the server idles as long before each), and alternate with the daemon's
+//!   turns, so both see the machine alike. Overhead = median daemon tool time − median bare
+//!   round trip. A built-in call's tool time
+//!   (`todo`) is printed for scale: the part of the overhead every tool call has.
 //! - READY: spawn → READY=1 (sd_notify) of a daemon with no MCP server, and of one with five
 //!   (two SDK servers, mcp-server-time, server-everything, one whose command does not exist),
 //!   started alternately; the figure is the difference of the medians.
@@ -119,14 +123,8 @@ async fn send(
 async fn mcp_call_rows(calls: usize) -> Vec<Row> {
     let python = python();
     let script = changing_script();
-    let arguments = |i: usize| {
-        serde_json::json!({ "message": format!("m{i}") })
-            .as_object()
-            .cloned()
-            .unwrap()
-    };
 
-    // The bare round trip, with rmcp over stdio, after a warm-up.
+    // The bare client: rmcp over stdio, against its own instance of the server.
     let mut command = tokio::process::Command::new(&python);
     command.arg(&script);
     let (transport, _) = TokioChildProcess::builder(command)
@@ -134,18 +132,18 @@ async fn mcp_call_rows(calls: usize) -> Vec<Row> {
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {script}: {e} ({HINT})"));
     let client = ().serve(transport).await.unwrap();
-    let mut bare = Vec::with_capacity(calls);
-    for i in 0..calls + 20 {
-        let params = CallToolRequestParams::new("echo").with_arguments(arguments(i));
+    let mut number = 0;
+    let mut bare_call = async || {
+        number += 1;
+        let arguments = serde_json::json!({ "message": format!("m{number}") });
+        let params = CallToolRequestParams::new("echo")
+            .with_arguments(arguments.as_object().cloned().unwrap());
         let began = Instant::now();
         client.call_tool(params).await.unwrap();
-        if i >= 20 {
-            bare.push(began.elapsed());
-        }
-    }
-    client.cancel().await.ok();
+        began.elapsed()
+    };
 
-    // The daemon's time of the same call, one call per model step.
+    // The daemon, with the same server, one call per model step.
     let llm = FakeLlm::start(Vec::new()).await;
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
@@ -161,22 +159,53 @@ async fn mcp_call_rows(calls: usize) -> Vec<Row> {
     let channel = hermes_proto::client::connect(&home.socket()).await.unwrap();
     let mut sessions = pb::sessions_client::SessionsClient::new(channel);
     let cwd = work.path().display().to_string();
-    let turns = calls.div_ceil(CALLS_PER_TURN) + 1; // the first turn warms up
-    for _ in 0..turns {
-        llm.push(Reply::tool_loop(
-            "mcp__changing__echo",
-            r#"{"message": "m{n}"}"#,
-            CALLS_PER_TURN,
-            "echoed",
-        ));
+    let mut turn = async |tool: &str, arguments: &str| {
+        llm.push(Reply::tool_loop(tool, arguments, CALLS_PER_TURN, "looped"));
         let reply = send(&mut sessions, &cwd).await;
         assert_eq!(reply.tool_calls as usize, CALLS_PER_TURN, "{reply:?}");
+    };
+    let echo = r#"{"message": "m{n}"}"#;
+
+    // A warm-up turn (and bare calls), which also gives the spacing of the daemon's calls: the
+    // server idles between two calls for a model step, so the bare calls idle as long.
+    turn("mcp__changing__echo", echo).await;
+    for _ in 0..CALLS_PER_TURN {
+        bare_call().await;
+    }
+    let requests = llm.chat_requests();
+    let mut intervals: Vec<Duration> = requests
+        .windows(2)
+        .map(|pair| pair[1].received_at - pair[0].received_at)
+        .collect();
+    let mut warm = logged_steps(&home, CALLS_PER_TURN).await;
+    let spacing = percentile(&mut intervals, 0.5).saturating_sub(percentile(&mut warm, 0.5));
+
+    // Daemon turns and bare calls alternate, so both see the machine as it is.
+    let turns = calls.div_ceil(CALLS_PER_TURN);
+    let mut bare = Vec::with_capacity(turns * CALLS_PER_TURN);
+    for _ in 0..turns {
+        turn("mcp__changing__echo", echo).await;
+        for _ in 0..CALLS_PER_TURN {
+            tokio::time::sleep(spacing).await;
+            bare.push(bare_call().await);
+        }
     }
     let results = llm.chat_requests();
     let last = results.last().unwrap().tool_results();
     assert!(last[0].contains("Echo: m"), "{last:?}");
-    let steps = logged_steps(&home, turns * CALLS_PER_TURN).await;
-    let mut daemon: Vec<Duration> = steps[CALLS_PER_TURN..].to_vec();
+    // For scale: a built-in call on the same path (start event, dispatch, result), no MCP.
+    for _ in 0..turns {
+        turn(
+            "todo",
+            r#"{"todos": [{"id": "{n}", "content": "step", "status": "pending"}], "merge": true}"#,
+        )
+        .await;
+    }
+    client.cancel().await.ok();
+    let mcp_steps = (turns + 1) * CALLS_PER_TURN;
+    let steps = logged_steps(&home, mcp_steps + turns * CALLS_PER_TURN).await;
+    let mut daemon: Vec<Duration> = steps[CALLS_PER_TURN..mcp_steps].to_vec();
+    let mut builtin: Vec<Duration> = steps[mcp_steps..].to_vec();
     let daemon_median = percentile(&mut daemon, 0.5);
     let bare_median = percentile(&mut bare, 0.5);
     vec![
@@ -190,10 +219,19 @@ async fn mcp_call_rows(calls: usize) -> Vec<Row> {
         ),
         Row::from_samples(
             format!(
-                "same call, bare rmcp round trip (server time + pipe, {} calls)",
+                "same call, bare rmcp round trip, {:.1} ms apart (server + pipe, {} calls)",
+                spacing.as_secs_f64() * 1000.0,
                 bare.len()
             ),
             &mut bare,
+            "",
+        ),
+        Row::from_samples(
+            format!(
+                "for scale: a built-in call (todo), daemon tool time ({} calls)",
+                builtin.len()
+            ),
+            &mut builtin,
             "",
         ),
         value_row(
