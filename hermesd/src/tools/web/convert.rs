@@ -122,7 +122,8 @@ pub fn to_markdown(html: &str, url: &str) -> Page {
     match article {
         Ok(article) if !article.text_content.trim().is_empty() => {
             let title = article.title.trim().to_string();
-            let body = article.text_content.trim();
+            let body = unescape(article.text_content.trim());
+            let body = body.as_str();
             let markdown = if title.is_empty() || body.starts_with(&format!("# {title}")) {
                 body.to_string()
             } else {
@@ -133,10 +134,52 @@ pub fn to_markdown(html: &str, url: &str) -> Page {
         _ => {
             let doc = dom_query::Document::from(html);
             let title = doc.select("title").text().trim().to_string();
-            let markdown = doc.md(Some(BOILERPLATE_TAGS)).trim().to_string();
+            let markdown = unescape(doc.md(Some(BOILERPLATE_TAGS)).trim());
             Page { title, markdown }
         }
     }
+}
+
+/// Characters the converter escapes everywhere though Markdown reads them as syntax only at a
+/// line's start (`1.`, `-`, `+`, `#`) or never alone (`(`, `)`, `!`, `=`).
+const NEEDLESS_ESCAPES: &[char] = &['.', '(', ')', '!', '-', '+', '#', '='];
+
+/// The Markdown without the escapes that only cost the model tokens (`2\.08`, `\(m\)`): kept
+/// at a line's start (`1\. `, `\- `), inside code spans and fenced blocks left as they are.
+fn unescape(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let mut fenced = false;
+    for line in markdown.split_inclusive('\n') {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        }
+        if fenced || !line.contains('\\') {
+            out.push_str(line);
+            continue;
+        }
+        let lead = line.len() - line.trim_start().len();
+        let mut in_code = false;
+        let mut chars = line.char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            if c == '`' {
+                in_code = !in_code;
+            }
+            if c == '\\'
+                && !in_code
+                && let Some(&(_, next)) = chars.peek()
+                && NEEDLESS_ESCAPES.contains(&next)
+            {
+                let numbered = next == '.' && line[lead..i].bytes().all(|b| b.is_ascii_digit());
+                if i != lead && !numbered {
+                    out.push(next);
+                    chars.next();
+                    continue;
+                }
+            }
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The text of a PDF. pdf-extract panics on some malformed files, so callers run this where a
@@ -161,6 +204,15 @@ mod tests {
         assert_eq!(
             media_type("Text/HTML; Charset=\"UTF-8\""),
             ("text/html".into(), Some("utf-8".into()))
+        );
+    }
+
+    #[test]
+    fn escapes_that_matter_stay() {
+        let md = "Level \\(m\\) is 2\\.08\\!\n1\\. not a list\n\\- not an item\n`a\\.b` x\\.y\n```\nq\\.r\n```\n";
+        assert_eq!(
+            unescape(md),
+            "Level (m) is 2.08!\n1\\. not a list\n\\- not an item\n`a\\.b` x.y\n```\nq\\.r\n```\n"
         );
     }
 
