@@ -322,7 +322,7 @@ async fn a_plausible_limit_in_an_overflow_error_becomes_the_known_window() {
     let _stop = StopOnDrop(&home);
     home.use_fake_model(
         &server,
-        "model:\n  max_retries: 0\ncompression:\n  enabled: true\n  protect_first_n: 1\n  protect_last_n: 2\nagent:\n  disabled_toolsets: [code_execution, delegation]\n",
+        "model:\n  max_retries: 0\ncompression:\n  enabled: true\n  protect_first_n: 1\n  protect_last_n: 2\nagent:\n  disabled_toolsets: [code_execution, delegation, web]\n",
     );
     let before = home.ctl_async(&["model", "show", "--json"]).await.json();
     assert_eq!(before["context_length"], 100_000);
