@@ -195,6 +195,8 @@ pub struct ToolServices {
     mcp: std::sync::OnceLock<Arc<crate::mcp::Mcp>>,
     /// Child agents for `delegate_task` (set once as the daemon is built).
     delegation: std::sync::OnceLock<Arc<dyn DelegateHandle>>,
+    /// The web tools' settings and HTTP clients (built on first use).
+    pub web: super::web::WebServices,
 }
 
 impl std::fmt::Debug for ToolServices {
@@ -225,6 +227,7 @@ impl ToolServices {
             masker: std::sync::RwLock::new(Arc::default()),
             mcp: std::sync::OnceLock::new(),
             delegation: std::sync::OnceLock::new(),
+            web: super::web::WebServices::default(),
         }
     }
 
@@ -296,6 +299,8 @@ impl ToolServices {
         if let Ok(mut skills) = self.skills_settings.write() {
             *skills = Arc::new(settings.skills.clone());
         }
+        self.web
+            .apply(&settings.web, settings.security.allow_private_urls);
     }
 
     /// The command rules in force.

@@ -24,6 +24,7 @@ mod skill_tools;
 mod spill;
 mod terminal_tools;
 mod todo;
+pub mod web;
 mod write_guard;
 
 use async_trait::async_trait;
@@ -130,5 +131,7 @@ pub fn builtin_tools() -> Vec<std::sync::Arc<dyn Tool>> {
         std::sync::Arc::new(send_message_tool::SendMessageTool),
         std::sync::Arc::new(code_exec::ExecuteCodeTool),
         std::sync::Arc::new(delegate_tool::DelegateTaskTool),
+        std::sync::Arc::new(web::WebSearchTool),
+        std::sync::Arc::new(web::WebExtractTool),
     ]
 }

@@ -26,6 +26,7 @@ mod session_reset;
 mod skills;
 mod terminal;
 mod toolsets;
+mod web;
 mod webhook;
 mod zone;
 
@@ -52,6 +53,7 @@ pub use session_reset::{ResetMode, ResetPolicy, SessionResetSection};
 pub use skills::SkillsSection;
 pub use terminal::{DEFAULT_MAX_BACKGROUND, TerminalSection};
 pub use toolsets::ToolsetSelection;
+pub use web::{SearchBackend, WebSection};
 pub use webhook::{INSECURE_NO_AUTH, WebhookRoute, WebhookSettings};
 pub use zone::{ZONE_HINT, Zone, ZoneOffset, parse_zone};
 
@@ -79,6 +81,7 @@ const MAPPINGS: &[&str] = &[
     "skills",
     "terminal",
     "tool_results",
+    "web",
 ];
 
 /// Every section hermesd reads.
@@ -102,6 +105,7 @@ pub struct Settings {
     pub mcp: McpSection,
     pub code_execution: CodeExecutionSection,
     pub delegation: DelegationSection,
+    pub web: WebSection,
 }
 
 impl Settings {
@@ -135,6 +139,7 @@ impl Settings {
             mcp: McpSection::read(&mut r, env),
             code_execution: CodeExecutionSection::read(&mut r),
             delegation: DelegationSection::read(&mut r),
+            web: WebSection::read(&mut r, env),
             approvals,
             cron,
         };
