@@ -39,7 +39,7 @@ use hermes_tests::{
     daemon::{notify_socket, wait_notify},
     fake_llm::{FakeLlm, Reply},
     home::StopOnDrop,
-    report::{self, Row, ms, percentile, value_row},
+    report::{self, Row, percentile, value_row},
 };
 use nix::{
     sys::signal::{Signal, kill},
@@ -77,6 +77,11 @@ fn everything() -> String {
         PathBuf::from(modules).join("@modelcontextprotocol/server-everything/dist/index.js");
     assert!(entry.exists(), "{} is missing: {HINT}", entry.display());
     entry.display().to_string()
+}
+
+/// `a − b` in milliseconds, with its sign (a difference of medians may come out negative).
+fn difference(a: Duration, b: Duration) -> String {
+    format!("{:.2} ms", (a.as_secs_f64() - b.as_secs_f64()) * 1000.0)
 }
 
 /// The daemon's per-step log values of `key` (microseconds), in order.
@@ -236,7 +241,7 @@ async fn mcp_call_rows(calls: usize) -> Vec<Row> {
         ),
         value_row(
             "MCP call overhead of the daemon (difference of medians)".into(),
-            ms(daemon_median.saturating_sub(bare_median)),
+            difference(daemon_median, bare_median),
             "< 1 ms",
         ),
     ]
@@ -299,7 +304,7 @@ fn ready_rows(runs: usize) -> Vec<Row> {
     stop(child);
     let listed = String::from_utf8_lossy(&listed.stdout);
     assert!(listed.contains("broken"), "{listed}");
-    let difference = percentile(&mut with, 0.5).saturating_sub(percentile(&mut without, 0.5));
+    let cost = difference(percentile(&mut with, 0.5), percentile(&mut without, 0.5));
     vec![
         Row::from_samples(
             "hermesd start → READY=1, no MCP server".into(),
@@ -313,7 +318,7 @@ fn ready_rows(runs: usize) -> Vec<Row> {
         ),
         value_row(
             "READY cost of 5 MCP servers (difference of medians)".into(),
-            ms(difference),
+            cost,
             "≤ 2 ms",
         ),
     ]
@@ -386,7 +391,7 @@ async fn execute_code_rows(runs: usize) -> Vec<Row> {
         })
         .skip(1)
         .collect();
-    let difference = percentile(&mut fifty, 0.5).saturating_sub(percentile(&mut none, 0.5));
+    let cost = difference(percentile(&mut fifty, 0.5), percentile(&mut none, 0.5));
     vec![
         Row::from_samples(
             "execute_code, 50 read_file calls: tool time".into(),
@@ -400,7 +405,7 @@ async fn execute_code_rows(runs: usize) -> Vec<Row> {
         ),
         value_row(
             "50 calls from one script: daemon time, upper bound (difference of medians)".into(),
-            ms(difference),
+            cost,
             "< 50 ms",
         ),
         Row::from_samples(
