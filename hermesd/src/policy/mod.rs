@@ -3,12 +3,14 @@
 //! hardline rules); `threat` scans untrusted text before it is embedded in a prompt.
 //! `ansi` strips terminal escapes, for command output and for commands judged here.
 //! `secrets` masks the daemon's keys and Hermes' key shapes in tool output and in the log.
+//! `url` decides which URLs and addresses a tool may fetch (the SSRF guard).
 
 pub mod ansi;
 pub mod command;
 pub mod paths;
 pub mod secrets;
 pub mod threat;
+pub mod url;
 
 #[cfg(test)]
 mod corpus_tests;
@@ -24,3 +26,4 @@ pub use threat::{
     Finding as ThreatFinding, INVISIBLE_CHARS, SCANNER_UNAVAILABLE, ThreatScanner, ThreatScope,
     blocked_notice, first_threat_message, scan_context_text, scan_for_threats, threat_pattern_ids,
 };
+pub use url::{UrlPolicy, UrlRefusal};
