@@ -2,6 +2,7 @@
 //! toolsets, argument coercion, result masking and spilling, and the rules for running calls in
 //! parallel.
 
+mod browser_tools;
 mod clarify;
 mod code_exec;
 mod coerce;
@@ -112,7 +113,7 @@ pub fn optional_str<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
 
 /// The builtin tools of this daemon, in registry order.
 pub fn builtin_tools() -> Vec<std::sync::Arc<dyn Tool>> {
-    vec![
+    let builtin: [std::sync::Arc<dyn Tool>; 17] = [
         std::sync::Arc::new(terminal_tools::TerminalTool),
         std::sync::Arc::new(terminal_tools::ProcessTool),
         std::sync::Arc::new(file_tools::ReadFileTool),
@@ -130,5 +131,9 @@ pub fn builtin_tools() -> Vec<std::sync::Arc<dyn Tool>> {
         std::sync::Arc::new(send_message_tool::SendMessageTool),
         std::sync::Arc::new(code_exec::ExecuteCodeTool),
         std::sync::Arc::new(delegate_tool::DelegateTaskTool),
-    ]
+    ];
+    builtin
+        .into_iter()
+        .chain(browser_tools::browser_tools())
+        .collect()
 }

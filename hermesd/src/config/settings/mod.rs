@@ -9,6 +9,7 @@ mod agent;
 mod api_server;
 mod approvals;
 mod auxiliary;
+mod browser;
 mod code_execution;
 mod compression;
 mod cron;
@@ -36,6 +37,7 @@ pub use agent::{AgentSection, Enforcement};
 pub use api_server::{ApiServerSettings, MIN_KEY_CHARS};
 pub use approvals::{ApprovalMode, ApprovalsSection, CronMode};
 pub use auxiliary::{AuxiliarySection, AuxiliaryTask, TaskSettings};
+pub use browser::{BrowserSection, DialogPolicy};
 pub use code_execution::CodeExecutionSection;
 pub use compression::CompressionSection;
 pub use cron::CronSection;
@@ -65,6 +67,7 @@ const MAPPINGS: &[&str] = &[
     "agent",
     "approvals",
     "auxiliary",
+    "browser",
     "code_execution",
     "compression",
     "cron",
@@ -102,6 +105,7 @@ pub struct Settings {
     pub mcp: McpSection,
     pub code_execution: CodeExecutionSection,
     pub delegation: DelegationSection,
+    pub browser: BrowserSection,
 }
 
 impl Settings {
@@ -135,6 +139,7 @@ impl Settings {
             mcp: McpSection::read(&mut r, env),
             code_execution: CodeExecutionSection::read(&mut r),
             delegation: DelegationSection::read(&mut r),
+            browser: BrowserSection::read(&mut r),
             approvals,
             cron,
         };
