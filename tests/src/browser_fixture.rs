@@ -8,7 +8,7 @@ use std::{net::SocketAddr, path::PathBuf};
 
 use axum::{
     Router,
-    extract::Query,
+    http::Uri,
     response::{Html, IntoResponse, Redirect},
     routing::get,
 };
@@ -52,9 +52,11 @@ pub fn big_page(n: usize) -> String {
     html
 }
 
-#[derive(serde::Deserialize)]
-struct Count {
-    n: Option<usize>,
+/// `n` of a `?n=…` query.
+fn count(uri: &Uri) -> Option<usize> {
+    uri.query()?
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("n=")?.parse().ok())
 }
 
 /// The fixture server; it stops when dropped.
@@ -75,7 +77,7 @@ impl Pages {
             .route("/form", get(|| async { Html(FORM) }))
             .route(
                 "/big",
-                get(|Query(c): Query<Count>| async move { Html(big_page(c.n.unwrap_or(1000))) }),
+                get(|uri: Uri| async move { Html(big_page(count(&uri).unwrap_or(1000))) }),
             )
             .route(
                 "/images",

@@ -234,18 +234,15 @@ async fn a_killed_browser_is_started_again_and_an_idle_one_is_reaped() {
     let second = browser_pids(home.path());
     assert_eq!(second.len(), 1, "{second:?}");
     assert_ne!(second, first);
-    // Idle past browser.inactivity_timeout: the reaper ends the process and its profile.
+    // Idle past browser.inactivity_timeout: the reaper ends the process, then its profile.
+    let profiles = home.path().join("cache/browser");
     wait::until(
-        "the idle browser exits",
+        "the idle browser and its profile are gone",
         Duration::from_secs(30),
-        || async { browser_pids(home.path()).is_empty().then_some(()) },
+        || async {
+            let left = std::fs::read_dir(&profiles).map(|d| d.count()).unwrap_or(0);
+            (browser_pids(home.path()).is_empty() && left == 0).then_some(())
+        },
     )
     .await;
-    let profiles = std::fs::read_dir(home.path().join("cache/browser"))
-        .map(|d| d.count())
-        .unwrap_or(0);
-    assert_eq!(
-        profiles, 0,
-        "the profile directory is removed with the browser"
-    );
 }

@@ -223,3 +223,25 @@ fn remote_text(arg: &Value) -> String {
             .to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn requests_are_judged_by_the_url_rule() {
+        let strict = UrlPolicy::new(false);
+        let open = UrlPolicy::new(true);
+        assert!(check(&strict, "data:text/html,hi").await.is_ok());
+        assert!(check(&strict, "about:blank").await.is_ok());
+        let file = check(&open, "file:///etc/passwd").await.unwrap_err();
+        assert!(file.starts_with("Blocked:"), "{file}");
+        let loopback = check(&strict, "http://127.0.0.1:8080/").await.unwrap_err();
+        assert!(loopback.contains("allow_private_urls"), "{loopback}");
+        assert!(check(&open, "http://127.0.0.1:8080/").await.is_ok());
+        let metadata = check(&open, "http://169.254.169.254/latest/")
+            .await
+            .unwrap_err();
+        assert!(metadata.contains("never fetched"), "{metadata}");
+    }
+}
