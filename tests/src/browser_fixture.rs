@@ -1,6 +1,6 @@
 //! Local pages for the browser tests and bench, served by axum on 127.0.0.1 (no outside
-//! network): a form whose button writes a greeting from script (and logs, and throws), a page of
-//! many elements, images, and a redirect to the cloud metadata address. Also where the browser
+//! network): a form whose button asks to confirm, writes a greeting from script, logs and
+//! throws; a page of many elements; images; a redirect to the cloud metadata address. Also where the browser
 //! is: `HERMESD_TEST_CHROMIUM` (set by `scripts/test`), else `chromium` on PATH; a missing
 //! browser fails the test with the fix.
 
@@ -22,6 +22,7 @@ const FORM: &str = r#"<!doctype html><html><head><title>Greeter</title></head><b
 console.log('page ready');
 function greet() {
   const n = document.getElementById('name').value;
+  console.log('confirmed ' + confirm('Greet ' + n + '?'));
   document.getElementById('out').textContent = 'Hello, ' + n + '!';
   console.error('greeted ' + n);
   null.boom();

@@ -97,6 +97,10 @@ async fn a_form_is_filled_and_clicked_by_ref_and_the_scripted_result_read_back()
         .collect();
     assert!(texts.contains(&"page ready"), "{console}");
     assert!(texts.contains(&"greeted Ada"), "{console}");
+    // The confirm() was answered by browser.dialog_policy (auto_dismiss by default).
+    assert!(texts.contains(&"confirmed false"), "{console}");
+    assert_eq!(console["dialogs"][0]["message"], "Greet Ada?", "{console}");
+    assert_eq!(console["dialogs"][0]["handled"], "dismissed", "{console}");
     let errors = console["js_errors"].as_array().unwrap();
     assert!(
         errors

@@ -34,7 +34,30 @@ pub struct Event {
     pub session: Option<String>,
 }
 
-type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Value, String>>>>>;
+/// Each waiting call gets the whole answer's text (parsed by the caller into what it needs).
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<String, String>>>>>;
+
+/// What the reader looks at in every message; the rest (a large `result`) is skipped, not
+/// built.
+#[derive(serde::Deserialize)]
+struct Envelope {
+    id: Option<u64>,
+    method: Option<String>,
+    #[serde(rename = "sessionId")]
+    session: Option<String>,
+    error: Option<ErrorBody>,
+    params: Option<Value>,
+}
+
+#[derive(serde::Deserialize)]
+struct ErrorBody {
+    message: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct Answer<T> {
+    result: T,
+}
 
 /// The sending half of a connection; cheap to clone. The connection ends when the browser
 /// closes it or [`Cdp::close`] is called; every call waiting then fails.
@@ -109,30 +132,25 @@ impl Cdp {
                     Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
                     Some(Ok(_)) => continue,
                 };
-                let Ok(mut value) = serde_json::from_str::<Value>(text.as_str()) else {
+                let Ok(envelope) = serde_json::from_str::<Envelope>(text.as_str()) else {
                     continue;
                 };
-                if let Some(id) = value.get("id").and_then(Value::as_u64) {
-                    let answer = match value.get_mut("error") {
+                if let Some(id) = envelope.id {
+                    let answer = match envelope.error {
                         Some(error) => Err(error
-                            .get("message")
-                            .and_then(Value::as_str)
-                            .unwrap_or("unknown DevTools error")
-                            .to_string()),
-                        None => Ok(value.get_mut("result").map(Value::take).unwrap_or_default()),
+                            .message
+                            .unwrap_or_else(|| "unknown DevTools error".into())),
+                        None => Ok(text.as_str().to_string()),
                     };
                     let waiter = reader_pending.lock().ok().and_then(|mut p| p.remove(&id));
                     if let Some(waiter) = waiter {
                         let _ = waiter.send(answer);
                     }
-                } else if let Some(method) = value.get("method").and_then(Value::as_str) {
+                } else if let Some(method) = envelope.method {
                     let event = Event {
-                        method: method.to_string(),
-                        session: value
-                            .get("sessionId")
-                            .and_then(Value::as_str)
-                            .map(str::to_string),
-                        params: value.get_mut("params").map(Value::take).unwrap_or_default(),
+                        method,
+                        session: envelope.session,
+                        params: envelope.params.unwrap_or_default(),
                     };
                     if events.send(event).await.is_err() {
                         // Nobody listens any more: the connection is being closed.
@@ -175,6 +193,17 @@ impl Cdp {
         params: Value,
         timeout: Duration,
     ) -> Result<Value, BrowserError> {
+        self.call_as(session, method, params, timeout).await
+    }
+
+    /// [`Self::call`] with the answer read into `T` (fields it does not name are skipped).
+    pub async fn call_as<T: serde::de::DeserializeOwned>(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<T, BrowserError> {
         if self.is_closed() {
             return Err(BrowserError::Gone);
         }
@@ -196,17 +225,22 @@ impl Cdp {
             forget();
             return Err(BrowserError::Gone);
         }
-        match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(Ok(result))) => Ok(result),
-            Ok(Ok(Err(message))) => Err(BrowserError::Protocol(format!("{method}: {message}"))),
-            Ok(Err(_)) => Err(BrowserError::Gone),
+        let text = match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(Ok(text))) => text,
+            Ok(Ok(Err(message))) => {
+                return Err(BrowserError::Protocol(format!("{method}: {message}")));
+            }
+            Ok(Err(_)) => return Err(BrowserError::Gone),
             Err(_) => {
                 forget();
-                Err(BrowserError::Timeout(format!(
+                return Err(BrowserError::Timeout(format!(
                     "{method} got no answer within {}s",
                     timeout.as_secs_f64().ceil()
-                )))
+                )));
             }
-        }
+        };
+        serde_json::from_str::<Answer<T>>(&text)
+            .map(|a| a.result)
+            .map_err(|e| BrowserError::Protocol(format!("{method}: an answer not understood: {e}")))
     }
 }

@@ -328,6 +328,7 @@ impl Browsers {
                     if let Some(page) = page {
                         tracing::info!(conversation, "closing an idle browser");
                         page.close().await;
+                        give_back_heap().await;
                     }
                     return;
                 }
@@ -347,6 +348,7 @@ impl Browsers {
             let page = slot.page.lock().await.take();
             if let Some(page) = page {
                 page.close().await;
+                give_back_heap().await;
             }
         }
     }
@@ -375,6 +377,12 @@ impl Browsers {
             .into_iter()
             .sum()
     }
+}
+
+/// A page's answers (a large page's tree is megabytes) leave free heap behind; it goes back to
+/// the system when its browser closes.
+async fn give_back_heap() {
+    let _ = tokio::task::spawn_blocking(crate::residency::trim_heaps).await;
 }
 
 fn no_page() -> BrowserError {

@@ -211,6 +211,16 @@ impl Page {
             .await
     }
 
+    /// A command to the page whose answer is read into `T`.
+    pub async fn call_as<T: serde::de::DeserializeOwned>(
+        &self,
+        method: &str,
+    ) -> Result<T, BrowserError> {
+        self.cdp
+            .call_as(Some(&self.session), method, json!({}), self.timeout)
+            .await
+    }
+
     /// Evaluate `expression` in the page; its value (by value) or the exception's text.
     pub async fn evaluate(&self, expression: &str) -> Result<Value, BrowserError> {
         let answer = self
@@ -296,17 +306,20 @@ impl Page {
 
     /// The accessibility tree as text with refs.
     pub async fn snapshot(&self, full: bool) -> Result<Snapshot, BrowserError> {
-        let tree = self.call("Accessibility.getFullAXTree", json!({})).await?;
-        let nodes = tree
-            .get("nodes")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
+        let tree: snapshot::AxTree = self
+            .cdp
+            .call_as(
+                Some(&self.session),
+                "Accessibility.getFullAXTree",
+                json!({}),
+                self.timeout,
+            )
+            .await?;
         let mut state = self
             .state
             .lock()
             .map_err(|_| BrowserError::Page("the page's state is unusable".into()))?;
-        Ok(snapshot::render(nodes, &mut state.refs, full))
+        Ok(snapshot::render(&tree.nodes, &mut state.refs, full))
     }
 
     /// The JavaScript object of element `r`, or why there is none.

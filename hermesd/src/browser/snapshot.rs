@@ -93,101 +93,122 @@ pub struct Snapshot {
     pub elements: usize,
 }
 
-struct Node<'a> {
-    role: &'a str,
-    name: &'a str,
-    value: Option<String>,
+/// One node of `Accessibility.getFullAXTree`, with only the fields the snapshot shows (the
+/// rest of a large answer is skipped while it is read).
+#[derive(Debug, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AxNode {
+    node_id: String,
+    #[serde(default)]
+    parent_id: Option<String>,
+    #[serde(default)]
     ignored: bool,
+    #[serde(default)]
+    role: Option<AxValue>,
+    #[serde(default)]
+    name: Option<AxValue>,
+    #[serde(default)]
+    value: Option<AxValue>,
+    #[serde(default)]
+    properties: Vec<AxProperty>,
+    #[serde(default)]
+    child_ids: Vec<String>,
+    #[serde(default, rename = "backendDOMNodeId")]
     backend: Option<i64>,
-    children: Vec<&'a str>,
-    props: Vec<String>,
 }
 
-fn node_of(v: &Value) -> Option<(&str, Node<'_>)> {
-    let id = v.get("nodeId")?.as_str()?;
-    let text = |key: &str| -> Option<&Value> { v.get(key)?.get("value") };
-    let props = v
-        .get("properties")
-        .and_then(Value::as_array)
-        .map(|props| {
-            props
-                .iter()
-                .filter_map(|p| {
-                    let name = p.get("name")?.as_str()?;
-                    let value = p.get("value")?.get("value")?;
-                    match (name, value) {
-                        ("level", Value::Number(n)) => Some(format!("level={n}")),
-                        ("checked" | "pressed" | "selected" | "expanded", Value::Bool(true)) => {
-                            Some(name.to_string())
-                        }
-                        ("checked", Value::String(s)) if s == "true" || s == "mixed" => {
-                            Some(format!("checked={s}"))
-                        }
-                        ("disabled" | "required", Value::Bool(true)) => Some(name.to_string()),
-                        _ => None,
-                    }
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    Some((
-        id,
-        Node {
-            role: text("role").and_then(Value::as_str).unwrap_or(""),
-            name: text("name").and_then(Value::as_str).unwrap_or(""),
-            value: text("value").and_then(|v| match v {
-                Value::String(s) => Some(s.clone()),
-                Value::Number(n) => Some(n.to_string()),
+#[derive(Debug, serde::Deserialize)]
+struct AxValue {
+    #[serde(default)]
+    value: Value,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct AxProperty {
+    name: String,
+    value: AxValue,
+}
+
+/// The answer of `Accessibility.getFullAXTree`.
+#[derive(Debug, serde::Deserialize)]
+pub struct AxTree {
+    #[serde(default)]
+    pub nodes: Vec<AxNode>,
+}
+
+impl AxNode {
+    fn role(&self) -> &str {
+        self.role
+            .as_ref()
+            .and_then(|v| v.value.as_str())
+            .unwrap_or("")
+    }
+
+    fn name(&self) -> &str {
+        self.name
+            .as_ref()
+            .and_then(|v| v.value.as_str())
+            .unwrap_or("")
+    }
+
+    fn value(&self) -> Option<String> {
+        match &self.value.as_ref()?.value {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        }
+    }
+
+    fn props(&self) -> Vec<String> {
+        self.properties
+            .iter()
+            .filter_map(|p| match (p.name.as_str(), &p.value.value) {
+                ("level", Value::Number(n)) => Some(format!("level={n}")),
+                ("checked" | "pressed" | "selected" | "expanded", Value::Bool(true)) => {
+                    Some(p.name.clone())
+                }
+                ("checked", Value::String(s)) if s == "true" || s == "mixed" => {
+                    Some(format!("checked={s}"))
+                }
+                ("disabled" | "required", Value::Bool(true)) => Some(p.name.clone()),
                 _ => None,
-            }),
-            ignored: v.get("ignored").and_then(Value::as_bool).unwrap_or(false),
-            backend: v.get("backendDOMNodeId").and_then(Value::as_i64),
-            children: v
-                .get("childIds")
-                .and_then(Value::as_array)
-                .map(|c| c.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default(),
-            props,
-        },
-    ))
+            })
+            .collect()
+    }
 }
 
 /// Render `nodes` (an `Accessibility.getFullAXTree` answer's `nodes`): `full` shows every
 /// named node, otherwise only the interactive ones, headings and images.
-pub fn render(nodes: &[Value], refs: &mut Refs, full: bool) -> Snapshot {
-    let mut by_id: HashMap<&str, Node<'_>> = HashMap::with_capacity(nodes.len());
-    let mut root = None;
-    for v in nodes {
-        if let Some((id, node)) = node_of(v) {
-            if root.is_none() && v.get("parentId").is_none() {
-                root = Some(id);
-            }
-            by_id.insert(id, node);
-        }
-    }
+pub fn render(nodes: &[AxNode], refs: &mut Refs, full: bool) -> Snapshot {
+    let by_id: HashMap<&str, &AxNode> = nodes.iter().map(|n| (n.node_id.as_str(), n)).collect();
+    let root = nodes.iter().find(|n| n.parent_id.is_none());
     let mut out = Snapshot {
         text: String::new(),
         elements: 0,
     };
     // Depth-first with an explicit stack: (node, depth).
-    let mut stack: Vec<(&str, usize)> = root.into_iter().map(|r| (r, 0)).collect();
-    while let Some((id, depth)) = stack.pop() {
-        let Some(node) = by_id.get(id) else { continue };
-        let interactive = INTERACTIVE.contains(&node.role);
+    let mut stack: Vec<(&AxNode, usize)> = root.into_iter().map(|r| (r, 0)).collect();
+    while let Some((node, depth)) = stack.pop() {
+        let role = node.role();
+        let name = node.name();
+        let interactive = INTERACTIVE.contains(&role);
         let shown = !node.ignored
-            && !TRANSPARENT.contains(&node.role)
+            && !TRANSPARENT.contains(&role)
             && (interactive
-                || node.role == "heading"
-                || (node.role == "img" && !node.name.is_empty())
-                || (full && !node.name.trim().is_empty()));
+                || role == "heading"
+                || (role == "img" && !name.is_empty())
+                || (full && !name.trim().is_empty()));
         let child_depth = if shown { depth + 1 } else { depth };
         if shown {
             line(&mut out, node, depth, interactive, refs);
         }
         // Text the parent already shows as its name is not repeated.
-        let skip_text = shown && !node.name.is_empty();
-        for child in node.children.iter().rev() {
-            if skip_text && by_id.get(child).is_some_and(|c| c.role == "StaticText") {
+        let skip_text = shown && !name.is_empty();
+        for child in node.child_ids.iter().rev() {
+            let Some(child) = by_id.get(child.as_str()) else {
+                continue;
+            };
+            if skip_text && child.role() == "StaticText" {
                 continue;
             }
             stack.push((child, child_depth));
@@ -196,31 +217,30 @@ pub fn render(nodes: &[Value], refs: &mut Refs, full: bool) -> Snapshot {
     out
 }
 
-fn line(out: &mut Snapshot, node: &Node<'_>, depth: usize, interactive: bool, refs: &mut Refs) {
+fn line(out: &mut Snapshot, node: &AxNode, depth: usize, interactive: bool, refs: &mut Refs) {
     use std::fmt::Write;
     for _ in 0..depth {
         out.text.push_str("  ");
     }
-    let role = if node.role == "StaticText" {
-        "text"
-    } else {
-        node.role
+    let role = match node.role() {
+        "StaticText" => "text",
+        role => role,
     };
-    let name = node.name.trim();
+    let name = node.name().trim();
     let _ = if name.is_empty() {
         write!(out.text, "- {role}")
     } else {
         write!(out.text, "- {role} {:?}", clip(name, 300))
     };
-    if let Some(value) = node.value.as_deref().filter(|v| !v.is_empty()) {
-        let _ = write!(out.text, ": {:?}", clip(value, 300));
+    if let Some(value) = node.value().filter(|v| !v.is_empty()) {
+        let _ = write!(out.text, ": {:?}", clip(&value, 300));
     }
     if interactive && let Some(backend) = node.backend {
         let r = refs.assign(backend);
         out.elements += 1;
         let _ = write!(out.text, " [ref=e{r}]");
     }
-    for prop in &node.props {
+    for prop in node.props() {
         let _ = write!(out.text, " [{prop}]");
     }
     out.text.push('\n');
@@ -246,7 +266,7 @@ mod tests {
 
     #[test]
     fn refs_are_stable_and_text_is_shown_only_in_full() {
-        let mut nodes = vec![
+        let mut values = vec![
             ax("1", "RootWebArea", "t", &["2", "3", "4"], 1),
             ax("2", "heading", "Title", &["5"], 2),
             ax("3", "textbox", "Name", &[], 3),
@@ -254,7 +274,13 @@ mod tests {
             ax("5", "StaticText", "Title", &[], 5),
             ax("6", "StaticText", "Send", &[], 6),
         ];
-        nodes[0].as_object_mut().map(|o| o.remove("parentId"));
+        for v in &mut values[1..] {
+            v["parentId"] = json!("1");
+        }
+        let nodes: Vec<AxNode> = values
+            .into_iter()
+            .map(|v| serde_json::from_value(v).unwrap())
+            .collect();
         let mut refs = Refs::default();
         let compact = render(&nodes, &mut refs, false);
         assert_eq!(

@@ -46,6 +46,19 @@ async fn main() {
         hermes_tests::report::ms(started.elapsed()),
         "",
     ));
+    let mut raw = Vec::with_capacity(count);
+    for _ in 0..count {
+        let t = Instant::now();
+        page.call_as::<serde::de::IgnoredAny>("Accessibility.getFullAXTree")
+            .await
+            .unwrap();
+        raw.push(t.elapsed());
+    }
+    rows.push(Row::from_samples(
+        format!("of which the browser's getFullAXTree answer (read, nothing built), {count} runs"),
+        &mut raw,
+        "",
+    ));
     for full in [false, true] {
         let mut samples = Vec::with_capacity(count);
         let mut elements = 0;
@@ -70,6 +83,7 @@ async fn main() {
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
     let server = FakeLlm::start(vec![
+        Reply::text("hello"),
         Reply::tool_call(
             "browser_navigate",
             &serde_json::json!({"url": pages.url("/big?n=1000")}).to_string(),
@@ -87,6 +101,15 @@ async fn main() {
     }
     let idle = home.daemon_rss_mib();
     let cwd = home.path().to_str().unwrap().to_string();
+    let out = home
+        .ctl_async(&["send", "--json", "--cwd", &cwd, "hi"])
+        .await
+        .json();
+    assert_eq!(out["answer"], "hello", "{out}");
+    for _ in 0..20 {
+        home.ctl_async(&["status"]).await.ok();
+    }
+    let plain = home.daemon_rss_mib();
     let out = home
         .ctl_async(&["send", "--json", "--cwd", &cwd, "go"])
         .await
@@ -107,9 +130,14 @@ async fn main() {
         "",
     ));
     rows.push(value_row(
+        "hermesd RSS after a turn without the browser".into(),
+        format!("{plain:.1} MiB"),
+        "",
+    ));
+    rows.push(value_row(
         "hermesd RSS after a browser turn, browser reaped".into(),
         format!("{:.1} MiB", home.daemon_rss_mib()),
-        "≈ idle",
+        "≈ the row above",
     ));
     print("bench-browser", &rows);
 }
