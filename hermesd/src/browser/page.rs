@@ -134,6 +134,9 @@ impl Page {
             page.call("Page.enable", json!({})).await?;
             page.call("Runtime.enable", json!({})).await?;
             page.call("Inspector.enable", json!({})).await?;
+            // Chromium keeps the accessibility tree up to date while the domain is on, so a
+            // snapshot does not build it from nothing each time.
+            page.call("Accessibility.enable", json!({})).await?;
             // Every request waits for the URL rule (see `events.rs`).
             page.call("Fetch.enable", json!({"patterns": [{"urlPattern": "*"}]}))
                 .await?;
