@@ -19,6 +19,7 @@ pub mod telegram_home;
 pub mod tls;
 pub mod tmux;
 pub mod wait;
+pub mod web_fixture;
 
 pub use daemon::DaemonProcess;
 pub use home::TestHome;

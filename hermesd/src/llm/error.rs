@@ -139,6 +139,7 @@ pub fn classify_transport(provider: &str, e: &TransportError) -> LlmError {
         TransportKind::Connect => "cannot connect",
         TransportKind::Request | TransportKind::Body if e.timed_out => "timed out",
         TransportKind::Request | TransportKind::Body => "request failed",
+        TransportKind::Refused => "refused by the URL rule",
     };
     LlmError::new(class, provider, format!("{what}: {e}"))
 }

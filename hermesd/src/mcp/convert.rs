@@ -253,6 +253,23 @@ fn block_text(block: &Value, server: &str, files: &Attachments<'_>) -> Option<St
     }
 }
 
+/// Whether converting `result` writes files: an image or audio block, or an embedded resource
+/// given as a blob. Text alone is converted in place, off no thread pool.
+pub fn writes_files(result: &Value) -> bool {
+    result
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|block| match block.get("type").and_then(Value::as_str) {
+            Some("image" | "audio") => true,
+            Some("resource") => block
+                .get("resource")
+                .is_some_and(|r| r.get("text").is_none() && r.get("blob").is_some()),
+            _ => false,
+        })
+}
+
 /// A `tools/call` result (wire JSON) as the model reads it: `{"error": …}` when the server says
 /// it failed; else `{"result": text}`, with `structuredContent` beside the text when both came
 /// (or as the result when there is no text).
@@ -377,5 +394,11 @@ mod tests {
         );
         let embedded = json!({"content": [{"type": "resource", "resource": {"uri": "x://a", "text": "inside"}}]});
         assert_eq!(call_result(&embedded, "s", &files)["result"], "inside");
+        // Only images, audio and blobs are written to files.
+        let blob = json!({"content": [{"type": "resource", "resource": {"uri": "x://b", "blob": "aGk="}}]});
+        assert!(writes_files(&image) && writes_files(&blob));
+        for text_only in [&text, &failed, &structured, &link, &embedded] {
+            assert!(!writes_files(text_only), "{text_only}");
+        }
     }
 }

@@ -188,9 +188,17 @@ impl McpTool {
     }
 }
 
-/// A result as the model reads it, converted on the blocking pool: its images and files are
-/// written to `files`.
+/// A result as the model reads it: its images and files are written to `files`, on the
+/// blocking pool; a result of text alone is converted in place (a hand-off to the pool would
+/// cost more than the conversion).
 async fn converted(wire: Value, server: &str, files: &std::path::Path) -> Result<Value, String> {
+    if !convert::writes_files(&wire) {
+        return Ok(convert::call_result(
+            &wire,
+            server,
+            &convert::Attachments { dir: files },
+        ));
+    }
     let (server, dir) = (server.to_string(), files.to_path_buf());
     tokio::task::spawn_blocking(move || {
         convert::call_result(&wire, &server, &convert::Attachments { dir: &dir })

@@ -197,6 +197,8 @@ pub struct ToolServices {
     delegation: std::sync::OnceLock<Arc<dyn DelegateHandle>>,
     /// The conversations' browsers (nothing runs until the first `browser_navigate`).
     pub browsers: crate::browser::Browsers,
+    /// The web tools' settings and HTTP clients (built on first use).
+    pub web: super::web::WebServices,
 }
 
 impl std::fmt::Debug for ToolServices {
@@ -229,6 +231,7 @@ impl ToolServices {
             mcp: std::sync::OnceLock::new(),
             delegation: std::sync::OnceLock::new(),
             browsers,
+            web: super::web::WebServices::default(),
         }
     }
 
@@ -302,6 +305,8 @@ impl ToolServices {
         }
         self.browsers
             .apply(&settings.browser, settings.security.allow_private_urls);
+        self.web
+            .apply(&settings.web, settings.security.allow_private_urls);
     }
 
     /// The command rules in force.

@@ -1,11 +1,13 @@
 //! MCP servers' tools as [`Tool`]s: the name (`mcp__<server>__<tool>`), toolset (`mcp-<server>`)
 //! and schema the server gave, and a call that goes to the server (`crate::mcp`). Which of them
-//! a session gets is decided with its toolsets in the registry.
+//! a session gets is decided with its toolsets in the registry. A call is a remote request with
+//! no local path effects, so MCP calls of one batch run at once (one that hangs until its timeout
+//! holds up no sibling); a batch with a sequential tool still runs in order.
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolError};
+use super::{Concurrency, Tool, ToolContext, ToolError};
 use crate::mcp::{CallError, McpTool};
 
 pub struct McpToolAdapter(pub McpTool);
@@ -26,6 +28,10 @@ impl Tool for McpToolAdapter {
             "description": self.0.description,
             "parameters": self.0.parameters,
         })
+    }
+
+    fn concurrency(&self, _args: &Value) -> Concurrency {
+        Concurrency::Safe
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {

@@ -25,6 +25,7 @@ mod skill_tools;
 mod spill;
 mod terminal_tools;
 mod todo;
+pub mod web;
 mod write_guard;
 
 use async_trait::async_trait;
@@ -113,7 +114,7 @@ pub fn optional_str<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
 
 /// The builtin tools of this daemon, in registry order.
 pub fn builtin_tools() -> Vec<std::sync::Arc<dyn Tool>> {
-    let builtin: [std::sync::Arc<dyn Tool>; 17] = [
+    let builtin: [std::sync::Arc<dyn Tool>; 19] = [
         std::sync::Arc::new(terminal_tools::TerminalTool),
         std::sync::Arc::new(terminal_tools::ProcessTool),
         std::sync::Arc::new(file_tools::ReadFileTool),
@@ -131,6 +132,8 @@ pub fn builtin_tools() -> Vec<std::sync::Arc<dyn Tool>> {
         std::sync::Arc::new(send_message_tool::SendMessageTool),
         std::sync::Arc::new(code_exec::ExecuteCodeTool),
         std::sync::Arc::new(delegate_tool::DelegateTaskTool),
+        std::sync::Arc::new(web::WebSearchTool),
+        std::sync::Arc::new(web::WebExtractTool),
     ];
     builtin
         .into_iter()

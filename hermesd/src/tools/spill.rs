@@ -70,7 +70,7 @@ pub fn spill_if_large(content: String, max_chars: usize, dir: &Path, call_id: &s
     }
 }
 
-fn write_private(dir: &Path, path: &Path, content: &str) -> std::io::Result<()> {
+pub(super) fn write_private(dir: &Path, path: &Path, content: &str) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let mut file = std::fs::OpenOptions::new()
         .write(true)
@@ -81,7 +81,7 @@ fn write_private(dir: &Path, path: &Path, content: &str) -> std::io::Result<()> 
     file.write_all(content.as_bytes())
 }
 
-fn safe_stem(call_id: &str) -> String {
+pub(super) fn safe_stem(call_id: &str) -> String {
     let stem: String = call_id
         .chars()
         .map(|c| {

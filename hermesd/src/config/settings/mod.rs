@@ -27,6 +27,7 @@ mod session_reset;
 mod skills;
 mod terminal;
 mod toolsets;
+mod web;
 mod webhook;
 mod zone;
 
@@ -54,6 +55,7 @@ pub use session_reset::{ResetMode, ResetPolicy, SessionResetSection};
 pub use skills::SkillsSection;
 pub use terminal::{DEFAULT_MAX_BACKGROUND, TerminalSection};
 pub use toolsets::ToolsetSelection;
+pub use web::{SearchBackend, WebSection};
 pub use webhook::{INSECURE_NO_AUTH, WebhookRoute, WebhookSettings};
 pub use zone::{ZONE_HINT, Zone, ZoneOffset, parse_zone};
 
@@ -82,6 +84,7 @@ const MAPPINGS: &[&str] = &[
     "skills",
     "terminal",
     "tool_results",
+    "web",
 ];
 
 /// Every section hermesd reads.
@@ -106,6 +109,7 @@ pub struct Settings {
     pub code_execution: CodeExecutionSection,
     pub delegation: DelegationSection,
     pub browser: BrowserSection,
+    pub web: WebSection,
 }
 
 impl Settings {
@@ -140,6 +144,7 @@ impl Settings {
             code_execution: CodeExecutionSection::read(&mut r),
             delegation: DelegationSection::read(&mut r),
             browser: BrowserSection::read(&mut r),
+            web: WebSection::read(&mut r, env),
             approvals,
             cron,
         };

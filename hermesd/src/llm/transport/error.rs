@@ -4,6 +4,7 @@
 use hyper_util::client::legacy;
 
 use super::BoxError;
+use crate::policy::url::UrlRefusal;
 
 /// What failed in a transport error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,6 +17,8 @@ pub enum TransportKind {
     Request,
     /// Reading the body failed.
     Body,
+    /// A guarded client's rule refused the destination (`policy::url`).
+    Refused,
 }
 
 /// A failed HTTP exchange, with the whole chain of causes in its message.
@@ -37,6 +40,13 @@ impl TransportError {
     }
 
     pub(super) fn from_client(e: legacy::Error) -> Self {
+        if let Some(refusal) = refusal_in(&e) {
+            return Self {
+                kind: TransportKind::Refused,
+                message: refusal,
+                timed_out: false,
+            };
+        }
         let kind = if e.is_connect() {
             TransportKind::Connect
         } else {
@@ -65,6 +75,18 @@ impl std::fmt::Display for TransportError {
 }
 
 impl std::error::Error for TransportError {}
+
+/// The URL rule's refusal among `e`'s causes, as its own text.
+fn refusal_in(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut current = Some(e);
+    while let Some(error) = current {
+        if let Some(refusal) = error.downcast_ref::<UrlRefusal>() {
+            return Some(refusal.to_string());
+        }
+        current = error.source();
+    }
+    None
+}
 
 /// Whether `e` or one of its sources is an I/O timeout.
 fn has_timeout(e: &(dyn std::error::Error + 'static)) -> bool {

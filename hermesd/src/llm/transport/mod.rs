@@ -1,7 +1,8 @@
 //! The HTTP client for model calls: hyper's HTTP/1.1 client over rustls with the system's
 //! certificates, the environment's proxies (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`),
 //! and a bounded read buffer, so a fast server's burst cannot grow a connection's buffer (hyper's
-//! default lets it reach 400 KiB, and keeps it for the connection's life).
+//! default lets it reach 400 KiB, and keeps it for the connection's life). A guarded client
+//! (`HttpClient::guarded`, for URLs a tool fetches) connects only where `policy::url` allows.
 
 use std::{sync::Arc, time::Duration};
 
@@ -19,6 +20,8 @@ use hyper_util::{
 };
 use rustls_platform_verifier::BuilderVerifierExt;
 use serde::{Serialize, de::DeserializeOwned};
+
+use crate::policy::url::UrlPolicy;
 
 mod error;
 mod proxy;
@@ -78,12 +81,26 @@ impl HttpClient {
     /// A client whose connections must be established within `connect_timeout`. Reads the
     /// system's CA certificates, so call it off the async runtime where that matters.
     pub fn new(connect_timeout: Duration) -> Result<Self, String> {
+        Self::build(connect_timeout, None)
+    }
+
+    /// A client for URLs a tool fetches: no proxy, and every connection made to an address
+    /// `policy` allows, checked on the address the name resolved to (see `policy::url`).
+    /// A refused destination fails the request with [`TransportKind::Refused`].
+    pub fn guarded(connect_timeout: Duration, policy: UrlPolicy) -> Result<Self, String> {
+        Self::build(connect_timeout, Some(policy))
+    }
+
+    fn build(connect_timeout: Duration, guard: Option<UrlPolicy>) -> Result<Self, String> {
         let (tls, tls_problem) = tls_config()?;
         let mut tcp = HttpConnector::new();
         tcp.enforce_http(false); // https URLs pass through here on their way to TLS
         tcp.set_nodelay(true);
         tcp.set_connect_timeout(Some(connect_timeout));
-        let proxies = Arc::new(Matcher::from_env());
+        let proxies = Arc::new(match guard {
+            Some(_) => Matcher::builder().build(),
+            None => Matcher::from_env(),
+        });
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http()
@@ -91,6 +108,7 @@ impl HttpClient {
             .wrap_connector(ProxyConnector {
                 tcp,
                 proxies: proxies.clone(),
+                guard: guard.map(|policy| (policy, connect_timeout)),
             });
         let hyper = legacy::Client::builder(TokioExecutor::new())
             .http1_max_buf_size(MAX_READ_BUFFER)

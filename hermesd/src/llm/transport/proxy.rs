@@ -1,11 +1,14 @@
 //! Proxies from the environment (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`, as curl and
-//! Python's HTTP clients read them) in the connector under TLS.
+//! Python's HTTP clients read them) in the connector under TLS; or, for a guarded client, no
+//! proxy and every connection through `policy::url`: the host resolved once, every address
+//! judged, and the connection made to a judged address.
 
 use std::{
     future::Future,
     pin::Pin,
     sync::Arc,
     task::{Context, Poll},
+    time::Duration,
 };
 
 use http::{Uri, uri::Scheme};
@@ -21,6 +24,7 @@ use tokio::net::TcpStream;
 use tower::ServiceExt;
 
 use super::BoxError;
+use crate::policy::url::UrlPolicy;
 
 /// Connects to the destination, or through the proxy the environment names for it: an HTTPS
 /// destination through a CONNECT tunnel, a plain HTTP one by talking to the proxy itself.
@@ -28,6 +32,28 @@ use super::BoxError;
 pub(super) struct ProxyConnector {
     pub(super) tcp: HttpConnector,
     pub(super) proxies: Arc<Matcher>,
+    /// A guarded client's rule: no proxy, only addresses the rule allows.
+    pub(super) guard: Option<(UrlPolicy, Duration)>,
+}
+
+/// Connect to `destination` at an address `policy` judged: a proxy would resolve the name
+/// itself, so a guarded connection never goes through one.
+async fn guarded(
+    tcp: HttpConnector,
+    policy: UrlPolicy,
+    timeout: Duration,
+    destination: Uri,
+) -> Result<ProxiedTcp, BoxError> {
+    let target = policy.check_uri(&destination)?;
+    let mut last: Option<BoxError> = None;
+    for addr in policy.addresses(&target, timeout).await? {
+        let uri: Uri = format!("http://{addr}").parse()?;
+        match tcp.clone().oneshot(uri).await {
+            Ok(io) => return Ok(ProxiedTcp { io, via: false }),
+            Err(e) => last = Some(e.into()),
+        }
+    }
+    Err(last.unwrap_or_else(|| "no address to connect to".into()))
 }
 
 impl tower::Service<Uri> for ProxyConnector {
@@ -41,6 +67,9 @@ impl tower::Service<Uri> for ProxyConnector {
 
     fn call(&mut self, destination: Uri) -> Self::Future {
         let tcp = self.tcp.clone();
+        if let Some((policy, timeout)) = self.guard {
+            return Box::pin(guarded(tcp, policy, timeout, destination));
+        }
         let proxy = self.proxies.intercept(&destination);
         Box::pin(async move {
             let Some(proxy) = proxy else {
