@@ -134,10 +134,6 @@ impl Tool for WebSearchTool {
         })
     }
 
-    fn has_effects(&self, _args: &Value) -> bool {
-        false
-    }
-
     fn concurrency(&self, _args: &Value) -> Concurrency {
         Concurrency::Safe
     }
@@ -185,10 +181,6 @@ impl Tool for WebExtractTool {
                 "required": ["urls"]
             }
         })
-    }
-
-    fn has_effects(&self, _args: &Value) -> bool {
-        false
     }
 
     fn concurrency(&self, _args: &Value) -> Concurrency {
