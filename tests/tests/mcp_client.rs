@@ -365,6 +365,8 @@ async fn a_tool_the_server_adds_reaches_later_sessions_while_a_running_turn_keep
         // A session started after: the new tool is offered and answers.
         Reply::tool_call("mcp__changing__added", "{}"),
         Reply::text("done"),
+        // The first conversation's next turn, still loaded: its tools as they were.
+        Reply::text("same tools"),
     ])
     .await;
     let home = TestHome::new();
@@ -378,7 +380,7 @@ async fn a_tool_the_server_adds_reaches_later_sessions_while_a_running_turn_keep
     );
     home.ctl_async(&["status"]).await.ok();
     wait_for_state(&home, "changing", "connected").await;
-    let (_session, mut client) = turn_of(&home, home.path()).await;
+    let (session, mut client) = turn_of(&home, home.path()).await;
     let seen = client.until("clarify_requested").await;
     let Some(Kind::ClarifyRequested(question)) = seen.last().unwrap().kind.clone() else {
         unreachable!()
@@ -393,9 +395,14 @@ async fn a_tool_the_server_adds_reaches_later_sessions_while_a_running_turn_keep
     client.until("turn_finished").await;
     let sent = home.ctl_async(&["send", "use the new tool"]).await.ok();
     assert!(sent.contains("done"), "{sent}");
+    let again = home
+        .ctl_async(&["send", "--session", &session.id, "once more"])
+        .await
+        .ok();
+    assert!(again.contains("same tools"), "{again}");
 
     let requests = llm.chat_requests();
-    assert_eq!(requests.len(), 5, "{requests:?}");
+    assert_eq!(requests.len(), 6, "{requests:?}");
     let before = tool_names(&requests[0].body);
     for offered in ["mcp__changing__grow", "mcp__changing__echo"] {
         assert!(before.iter().any(|t| t == offered), "{before:?}");
@@ -419,6 +426,9 @@ async fn a_tool_the_server_adds_reaches_later_sessions_while_a_running_turn_keep
     );
     let results = requests[4].tool_results();
     assert!(results[0].contains("added answers"), "{results:?}");
+    // A conversation loaded before the change keeps its tools on its next turn too (its
+    // requests stay byte-stable for the provider's prompt cache).
+    assert_eq!(tools_json(&requests[5]), tools_json(&requests[0]));
 }
 
 /// A new session in `cwd` with a turn under way ("go"), attached to read its events.

@@ -305,6 +305,25 @@ fn session_cwd(session: &SessionRow, settings: &TurnSettings, paths: &PathPolicy
         .unwrap_or_else(|| PathBuf::from("/"))
 }
 
+/// A loaded conversation's tools and the MCP generation they were taken at.
+#[derive(Default)]
+struct SessionTools(Option<(u64, crate::tools::Toolbox)>);
+
+/// The tools a turn of `source` gets under `selection`; waits a moment for MCP servers still on
+/// their first connection, then goes without them.
+async fn session_toolbox(
+    state: &Arc<TurnRunner>,
+    selection: &crate::tools::ToolsetSelection,
+    source: &str,
+) -> crate::tools::Toolbox {
+    if let Some(mcp) = state.tool_services.mcp() {
+        mcp.settle().await;
+    }
+    state
+        .registry
+        .toolbox(selection, &state.tool_services, excluded_tools(source))
+}
+
 /// Tools a session's source may not have. A cron run cannot ask (`clarify`), schedule more
 /// jobs (`cronjob`), send messages itself (delivery is the scheduler's) or write the user's
 /// memory (it runs without it, as in Hermes).
@@ -338,20 +357,32 @@ async fn run(
         state
             .registry
             .toolbox_of(&review::REVIEW_TOOLS, &state.tool_services)
-    } else {
-        // A new session waits a moment for MCP servers still connecting, then goes without.
-        if let Some(mcp) = state.tool_services.mcp() {
-            mcp.settle().await;
-        }
+    } else if !input.toolsets.is_empty() {
+        // A cron job's own toolsets, for its one run.
         let mut selection = config.settings.toolsets.clone();
-        if !input.toolsets.is_empty() {
-            selection.enabled = input.toolsets.clone();
+        selection.enabled = input.toolsets.clone();
+        session_toolbox(state, &selection, &session.source).await
+    } else {
+        // Fixed while the conversation is loaded, so its requests stay byte-stable: a server's
+        // new tool reaches conversations loaded after it; a change of the servers themselves
+        // (config) reaches every conversation.
+        let generation = state.tool_services.mcp().map_or(0, |m| m.generation());
+        let kept = live.memo(|kept: &mut SessionTools| {
+            kept.0
+                .as_ref()
+                .filter(|(g, _)| *g == generation)
+                .map(|(_, toolbox)| toolbox.clone())
+        });
+        match kept {
+            Some(toolbox) => toolbox,
+            None => {
+                let toolbox =
+                    session_toolbox(state, &config.settings.toolsets, &session.source).await;
+                let stored = toolbox.clone();
+                live.memo(|kept: &mut SessionTools| kept.0 = Some((generation, stored)));
+                toolbox
+            }
         }
-        state.registry.toolbox(
-            &selection,
-            &state.tool_services,
-            excluded_tools(&session.source),
-        )
     };
     let tool_names: Vec<String> = toolbox.names().into_iter().map(str::to_string).collect();
     let tool_name_refs: Vec<&str> = tool_names.iter().map(String::as_str).collect();

@@ -214,6 +214,9 @@ pub struct Mcp {
     connect_wait: RwLock<Duration>,
     /// The supervisors, ended with the daemon.
     tasks: tokio_util::task::TaskTracker,
+    /// Counts the changes that make loaded sessions take their tools again: servers added,
+    /// removed or reconfigured (a reconnection or a `tools/list_changed` is not one of them).
+    generation: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Mcp {
@@ -233,6 +236,7 @@ impl Mcp {
             }),
             connect_wait: RwLock::new(Duration::from_secs(10)),
             tasks: tokio_util::task::TaskTracker::new(),
+            generation: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -245,6 +249,7 @@ impl Mcp {
         let Ok(mut servers) = self.servers.write() else {
             return;
         };
+        let before: Vec<Arc<Server>> = servers.values().cloned().collect();
         let wanted: BTreeMap<&str, &McpServerConfig> = section
             .servers
             .iter()
@@ -268,6 +273,24 @@ impl Mcp {
                 .spawn(Arc::clone(&server).supervise(Arc::clone(&self.ctx)));
             servers.insert(name.to_string(), server);
         }
+        let same = before.len() == servers.len()
+            && before
+                .iter()
+                .zip(servers.values())
+                .all(|(a, b)| Arc::ptr_eq(a, b));
+        if !same {
+            self.bump_generation();
+        }
+    }
+
+    /// Which set of servers and tools loaded sessions should have (see `generation`).
+    pub fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    fn bump_generation(&self) {
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     }
 
     /// `/reload-mcp`: every enabled server connects again now.
