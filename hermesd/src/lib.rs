@@ -2,6 +2,7 @@
 //! serves a prepared daemon on a listener until it is told to stop.
 
 pub mod agent;
+pub mod browser;
 pub mod cli;
 pub mod config;
 pub mod cron;
@@ -80,6 +81,10 @@ pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), Serv
     let served = serving.await;
     if let Some(mcp) = state.runner.tool_services.mcp() {
         mcp.shutdown().await;
+    }
+    let browsers = state.runner.tool_services.browsers.close_all().await;
+    if browsers > 0 {
+        tracing::info!(browsers, "browsers closed");
     }
     let killed = state.runner.tool_services.processes.kill_all().await;
     if killed > 0 {

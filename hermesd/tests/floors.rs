@@ -21,6 +21,7 @@ const FLOORS: &[(&str, u32)] = &[
     ("policy", 4),
     ("llm", 5),
     ("exec", 5),
+    ("browser", 5),
     ("memory", 6),
     ("skills", 6),
     ("mcp", 6),

@@ -73,6 +73,7 @@ async fn release(state: &Arc<TurnRunner>, removed: &[String]) {
         if let Some(live) = state.hub.find(id) {
             state.hub.remove(live.conversation());
         }
+        state.tool_services.browsers.close(id).await;
         let processes = state.tool_services.processes.scoped(id);
         killed += processes.kill_all().await;
         processes.forget_finished();

@@ -195,6 +195,8 @@ pub struct ToolServices {
     mcp: std::sync::OnceLock<Arc<crate::mcp::Mcp>>,
     /// Child agents for `delegate_task` (set once as the daemon is built).
     delegation: std::sync::OnceLock<Arc<dyn DelegateHandle>>,
+    /// The conversations' browsers (nothing runs until the first `browser_navigate`).
+    pub browsers: crate::browser::Browsers,
     /// The web tools' settings and HTTP clients (built on first use).
     pub web: super::web::WebServices,
 }
@@ -208,6 +210,7 @@ impl std::fmt::Debug for ToolServices {
 impl ToolServices {
     pub fn new(store: Store, paths: PathPolicy, cron: Arc<dyn CronHandle>) -> Self {
         let hermes_home = paths.hermes_home().to_path_buf();
+        let browsers = crate::browser::Browsers::new(&hermes_home);
         let processes = ProcessRegistry::new(RegistryConfig {
             record: Some(hermes_home.join(crate::exec::PROCESS_RECORD_FILE)),
             ..RegistryConfig::default()
@@ -227,6 +230,7 @@ impl ToolServices {
             masker: std::sync::RwLock::new(Arc::default()),
             mcp: std::sync::OnceLock::new(),
             delegation: std::sync::OnceLock::new(),
+            browsers,
             web: super::web::WebServices::default(),
         }
     }
@@ -299,6 +303,8 @@ impl ToolServices {
         if let Ok(mut skills) = self.skills_settings.write() {
             *skills = Arc::new(settings.skills.clone());
         }
+        self.browsers
+            .apply(&settings.browser, settings.security.allow_private_urls);
         self.web
             .apply(&settings.web, settings.security.allow_private_urls);
     }

@@ -2,6 +2,7 @@
 //! toolsets, argument coercion, result masking and spilling, and the rules for running calls in
 //! parallel.
 
+mod browser_tools;
 mod clarify;
 mod code_exec;
 mod coerce;
@@ -113,7 +114,7 @@ pub fn optional_str<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
 
 /// The builtin tools of this daemon, in registry order.
 pub fn builtin_tools() -> Vec<std::sync::Arc<dyn Tool>> {
-    vec![
+    let builtin: [std::sync::Arc<dyn Tool>; 19] = [
         std::sync::Arc::new(terminal_tools::TerminalTool),
         std::sync::Arc::new(terminal_tools::ProcessTool),
         std::sync::Arc::new(file_tools::ReadFileTool),
@@ -133,5 +134,9 @@ pub fn builtin_tools() -> Vec<std::sync::Arc<dyn Tool>> {
         std::sync::Arc::new(delegate_tool::DelegateTaskTool),
         std::sync::Arc::new(web::WebSearchTool),
         std::sync::Arc::new(web::WebExtractTool),
-    ]
+    ];
+    builtin
+        .into_iter()
+        .chain(browser_tools::browser_tools())
+        .collect()
 }

@@ -9,6 +9,7 @@ mod agent;
 mod api_server;
 mod approvals;
 mod auxiliary;
+mod browser;
 mod code_execution;
 mod compression;
 mod cron;
@@ -37,6 +38,7 @@ pub use agent::{AgentSection, Enforcement};
 pub use api_server::{ApiServerSettings, MIN_KEY_CHARS};
 pub use approvals::{ApprovalMode, ApprovalsSection, CronMode};
 pub use auxiliary::{AuxiliarySection, AuxiliaryTask, TaskSettings};
+pub use browser::{BrowserSection, DialogPolicy};
 pub use code_execution::CodeExecutionSection;
 pub use compression::CompressionSection;
 pub use cron::CronSection;
@@ -67,6 +69,7 @@ const MAPPINGS: &[&str] = &[
     "agent",
     "approvals",
     "auxiliary",
+    "browser",
     "code_execution",
     "compression",
     "cron",
@@ -105,6 +108,7 @@ pub struct Settings {
     pub mcp: McpSection,
     pub code_execution: CodeExecutionSection,
     pub delegation: DelegationSection,
+    pub browser: BrowserSection,
     pub web: WebSection,
 }
 
@@ -139,6 +143,7 @@ impl Settings {
             mcp: McpSection::read(&mut r, env),
             code_execution: CodeExecutionSection::read(&mut r),
             delegation: DelegationSection::read(&mut r),
+            browser: BrowserSection::read(&mut r),
             web: WebSection::read(&mut r, env),
             approvals,
             cron,

@@ -1,0 +1,252 @@
+//! The browser tools through the real daemon and Debian's chromium, on local pages only: the
+//! fake model navigates, types into a form and clicks by ref, reads the greeting the page's
+//! script made and its console; navigations to refused addresses (and a redirect to one) are
+//! blocked; a killed browser is started again; an idle browser is reaped.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
+
+use std::time::Duration;
+
+use hermes_tests::{
+    TestHome,
+    browser_fixture::{Pages, browser_pids, chromium},
+    fake_llm::{FakeLlm, Reply},
+    home::StopOnDrop,
+    wait,
+};
+use serde_json::{Value, json};
+
+fn call(name: &str, args: Value) -> Reply {
+    Reply::tool_call(name, &args.to_string())
+}
+
+/// The tool results the model was shown, in call order (one call per step).
+fn results(server: &FakeLlm) -> Vec<Value> {
+    let requests = server.requests();
+    let mut seen = 0;
+    let mut out = Vec::new();
+    for request in &requests {
+        let results = request.tool_results();
+        for text in results.iter().skip(seen) {
+            out.push(serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}")));
+        }
+        seen = seen.max(results.len());
+    }
+    out
+}
+
+async fn send(home: &TestHome) -> Value {
+    let cwd = home.path().to_str().unwrap().to_string();
+    home.ctl_async(&["send", "--json", "--cwd", &cwd, "go"])
+        .await
+        .json()
+}
+
+/// Another message in conversation `id`.
+async fn send_again(home: &TestHome, id: &str) -> Value {
+    home.ctl_async(&["send", "--json", "--session", id, "again"])
+        .await
+        .json()
+}
+
+/// Private addresses allowed: the fixture server is on 127.0.0.1.
+const LOCAL: &str = "security:\n  allow_private_urls: true\n";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_form_is_filled_and_clicked_by_ref_and_the_scripted_result_read_back() {
+    chromium();
+    let pages = Pages::start().await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    let server = FakeLlm::start(vec![
+        call("browser_navigate", json!({"url": pages.url("/form")})),
+        call("browser_type", json!({"ref": "@e1", "text": "Ada"})),
+        call("browser_click", json!({"ref": "e2"})),
+        call("browser_snapshot", json!({"full": true})),
+        call("browser_console", json!({})),
+        call(
+            "browser_console",
+            json!({"expression": "document.getElementById('out').textContent"}),
+        ),
+        call("browser_click", json!({"ref": "@e99"})),
+        Reply::text("done"),
+    ])
+    .await;
+    home.use_fake_model(&server, LOCAL);
+    assert_eq!(send(&home).await["answer"], "done");
+    let r = results(&server);
+    assert_eq!(r.len(), 7, "{r:?}");
+    let nav = &r[0];
+    assert_eq!(nav["success"], true, "{nav}");
+    assert_eq!(nav["title"], "Greeter", "{nav}");
+    let snap = nav["snapshot"].as_str().unwrap();
+    assert!(snap.contains("heading \"Greeter\""), "{snap}");
+    assert!(snap.contains("textbox \"Name\" [ref=e1]"), "{snap}");
+    assert!(snap.contains("button \"Greet\" [ref=e2]"), "{snap}");
+    assert_eq!(r[1]["typed"], "Ada", "{}", r[1]);
+    assert_eq!(r[2]["clicked"], "@e2", "{}", r[2]);
+    let full = r[3]["snapshot"].as_str().unwrap();
+    assert!(full.contains("Hello, Ada!"), "{full}");
+    // The same elements keep their refs in a later snapshot.
+    assert!(full.contains("button \"Greet\" [ref=e2]"), "{full}");
+    let console = &r[4];
+    let texts: Vec<&str> = console["console_messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert!(texts.contains(&"page ready"), "{console}");
+    assert!(texts.contains(&"greeted Ada"), "{console}");
+    // The confirm() was answered by browser.dialog_policy (auto_dismiss by default).
+    assert!(texts.contains(&"confirmed false"), "{console}");
+    assert_eq!(console["dialogs"][0]["message"], "Greet Ada?", "{console}");
+    assert_eq!(console["dialogs"][0]["handled"], "dismissed", "{console}");
+    let errors = console["js_errors"].as_array().unwrap();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e["message"].as_str().unwrap().contains("TypeError")),
+        "{console}"
+    );
+    assert_eq!(r[5]["result"], "Hello, Ada!", "{}", r[5]);
+    let unknown = r[6]["error"].as_str().unwrap();
+    assert!(unknown.contains("unknown ref @e99"), "{unknown}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn navigations_to_refused_addresses_and_redirects_to_them_are_blocked() {
+    chromium();
+    let pages = Pages::start().await;
+    // Without allow_private_urls the loopback fixture itself is refused, before any browser.
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    let server = FakeLlm::start(vec![
+        call("browser_navigate", json!({"url": pages.url("/form")})),
+        call(
+            "browser_navigate",
+            json!({"url": "http://169.254.169.254/latest/meta-data/"}),
+        ),
+        call("browser_navigate", json!({"url": "file:///etc/passwd"})),
+        call("browser_snapshot", json!({})),
+        Reply::text("refused"),
+    ])
+    .await;
+    home.use_fake_model(&server, "");
+    assert_eq!(send(&home).await["answer"], "refused");
+    let r = results(&server);
+    let loopback = r[0]["error"].as_str().unwrap();
+    assert!(loopback.starts_with("Blocked:"), "{loopback}");
+    assert!(loopback.contains("allow_private_urls"), "{loopback}");
+    let metadata = r[1]["error"].as_str().unwrap();
+    assert!(metadata.starts_with("Blocked:"), "{metadata}");
+    assert!(metadata.contains("never fetched"), "{metadata}");
+    assert!(
+        r[2]["error"].as_str().unwrap().starts_with("Blocked:"),
+        "{}",
+        r[2]
+    );
+    assert!(
+        r[3]["error"]
+            .as_str()
+            .unwrap()
+            .contains("browser_navigate first"),
+        "{}",
+        r[3]
+    );
+    assert!(
+        browser_pids(home.path()).is_empty(),
+        "no browser was needed"
+    );
+
+    // With private addresses allowed, a redirect to the metadata address is still refused by
+    // the browser's request guard, and nothing of it can be read.
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    let server = FakeLlm::start(vec![
+        call(
+            "browser_navigate",
+            json!({"url": pages.url("/to-metadata")}),
+        ),
+        call("browser_console", json!({"expression": "location.href"})),
+        Reply::text("refused"),
+    ])
+    .await;
+    home.use_fake_model(&server, LOCAL);
+    assert_eq!(send(&home).await["answer"], "refused");
+    let r = results(&server);
+    let redirect = r[0]["error"].as_str().unwrap();
+    assert!(redirect.starts_with("Blocked:"), "{redirect}");
+    assert!(redirect.contains("169.254.169.254"), "{redirect}");
+    assert_eq!(r[1]["result"], "about:blank", "{}", r[1]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_browser_is_started_again_and_an_idle_one_is_reaped() {
+    chromium();
+    let pages = Pages::start().await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    let server = FakeLlm::start(vec![
+        call("browser_navigate", json!({"url": pages.url("/images")})),
+        Reply::text("opened"),
+    ])
+    .await;
+    home.use_fake_model(
+        &server,
+        &format!("{LOCAL}browser:\n  inactivity_timeout: 3\n"),
+    );
+    let out = send(&home).await;
+    assert_eq!(out["answer"], "opened", "{out}");
+    let session = out["session_id"].as_str().unwrap().to_string();
+    let first = browser_pids(home.path());
+    assert_eq!(
+        first.len(),
+        1,
+        "one browser for the conversation: {first:?}"
+    );
+    // Killed from outside: the next call says so, a navigation starts a new one.
+    nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(first[0] as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    wait::until(
+        "the killed browser is gone",
+        Duration::from_secs(10),
+        || async {
+            (!std::path::Path::new(&format!("/proc/{}/cmdline", first[0])).exists()
+                || browser_pids(home.path()).is_empty())
+            .then_some(())
+        },
+    )
+    .await;
+    server.push(call("browser_get_images", json!({})));
+    server.push(call(
+        "browser_navigate",
+        json!({"url": pages.url("/images")}),
+    ));
+    server.push(call("browser_get_images", json!({})));
+    server.push(Reply::text("again"));
+    let out = send_again(&home, &session).await;
+    assert_eq!(out["answer"], "again", "{out}");
+    let r = results(&server);
+    let gone = r[1]["error"].as_str().unwrap_or_default();
+    assert!(gone.contains("browser_navigate"), "{}", r[1]);
+    assert_eq!(r[2]["success"], true, "{}", r[2]);
+    assert_eq!(r[3]["count"], 2, "{}", r[3]);
+    assert_eq!(r[3]["images"][0]["alt"], "a dot", "{}", r[3]);
+    let second = browser_pids(home.path());
+    assert_eq!(second.len(), 1, "{second:?}");
+    assert_ne!(second, first);
+    // Idle past browser.inactivity_timeout: the reaper ends the process, then its profile.
+    let profiles = home.path().join("cache/browser");
+    wait::until(
+        "the idle browser and its profile are gone",
+        Duration::from_secs(30),
+        || async {
+            let left = std::fs::read_dir(&profiles).map(|d| d.count()).unwrap_or(0);
+            (browser_pids(home.path()).is_empty() && left == 0).then_some(())
+        },
+    )
+    .await;
+}
