@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod browser_fixture;
+pub mod counting;
 pub mod daemon;
 pub mod events;
 pub mod fake_llm;

@@ -7,8 +7,8 @@
 //! on a current-thread runtime in the main thread, so the main thread's CPU time, read from
 //! `/proc/thread-self/schedstat` (nanoseconds), is the provider layer's cost alone.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench binary fails by panicking
-#![allow(unsafe_code)] // the counting allocator (needs `unsafe_code` at "deny", not "forbid")
 
+use hermes_tests::counting;
 use std::time::{Duration, Instant};
 
 use hermes_tests::{
@@ -221,79 +221,6 @@ fn cpu_row(
         ),
         median,
     )
-}
-
-/// A global allocator counting the live bytes of the threads that turn counting on: the fake
-/// server allocates in this process too, but on its own thread.
-mod counting {
-    use std::{
-        alloc::{GlobalAlloc, Layout, System},
-        cell::Cell,
-    };
-
-    thread_local! {
-        static ON: Cell<bool> = const { Cell::new(false) };
-        static LIVE: Cell<isize> = const { Cell::new(0) };
-        static PEAK: Cell<isize> = const { Cell::new(0) };
-    }
-
-    fn add(delta: isize) {
-        let _ = ON.try_with(|on| {
-            if on.get() {
-                let live = LIVE.get() + delta;
-                LIVE.set(live);
-                PEAK.set(PEAK.get().max(live));
-            }
-        });
-    }
-
-    pub struct Counting;
-
-    // SAFETY: every call goes to `System` unchanged; the counting touches only const-initialised
-    // thread-locals, which neither allocate nor panic.
-    unsafe impl GlobalAlloc for Counting {
-        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-            let ptr = unsafe { System.alloc(layout) };
-            if !ptr.is_null() {
-                add(layout.size() as isize);
-            }
-            ptr
-        }
-
-        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-            let ptr = unsafe { System.alloc_zeroed(layout) };
-            if !ptr.is_null() {
-                add(layout.size() as isize);
-            }
-            ptr
-        }
-
-        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-            unsafe { System.dealloc(ptr, layout) };
-            add(-(layout.size() as isize));
-        }
-
-        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-            let new = unsafe { System.realloc(ptr, layout, new_size) };
-            if !new.is_null() {
-                add(new_size as isize - layout.size() as isize);
-            }
-            new
-        }
-    }
-
-    /// Counts this thread's allocations from now on, from zero.
-    pub fn start() {
-        LIVE.set(0);
-        PEAK.set(0);
-        ON.set(true);
-    }
-
-    /// Stops counting; returns (live, peak live) bytes relative to `start`.
-    pub fn stop() -> (isize, isize) {
-        ON.set(false);
-        (LIVE.get(), PEAK.get())
-    }
 }
 
 #[global_allocator]

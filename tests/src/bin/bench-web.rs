@@ -7,8 +7,8 @@
 //! `cargo run --release -p hermes-tests --bin bench-web [-- RUNS]` (RUNS: samples of each
 //! timing; default 20; CI runs 1 as a smoke test, whose numbers mean nothing).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench binary fails by panicking
-#![allow(unsafe_code)] // the counting allocator (needs `unsafe_code` at "deny", not "forbid")
 
+use hermes_tests::counting;
 use std::time::{Duration, Instant};
 
 use hermes_tests::{
@@ -20,77 +20,6 @@ use hermesd::tools::web::to_markdown;
 const RUNS: usize = 20;
 const PAGE_BYTES: usize = 1_000_000;
 const URL: &str = "https://news.example/2026/rivers";
-
-/// A global allocator counting the live bytes of the threads that turn counting on.
-mod counting {
-    use std::{
-        alloc::{GlobalAlloc, Layout, System},
-        cell::Cell,
-    };
-
-    thread_local! {
-        static ON: Cell<bool> = const { Cell::new(false) };
-        static LIVE: Cell<isize> = const { Cell::new(0) };
-        static PEAK: Cell<isize> = const { Cell::new(0) };
-    }
-
-    fn add(delta: isize) {
-        let _ = ON.try_with(|on| {
-            if on.get() {
-                let live = LIVE.get() + delta;
-                LIVE.set(live);
-                PEAK.set(PEAK.get().max(live));
-            }
-        });
-    }
-
-    pub struct Counting;
-
-    // SAFETY: every call goes to `System` unchanged; the counting touches only const-initialised
-    // thread-locals, which neither allocate nor panic.
-    unsafe impl GlobalAlloc for Counting {
-        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-            let ptr = unsafe { System.alloc(layout) };
-            if !ptr.is_null() {
-                add(layout.size() as isize);
-            }
-            ptr
-        }
-
-        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-            let ptr = unsafe { System.alloc_zeroed(layout) };
-            if !ptr.is_null() {
-                add(layout.size() as isize);
-            }
-            ptr
-        }
-
-        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-            unsafe { System.dealloc(ptr, layout) };
-            add(-(layout.size() as isize));
-        }
-
-        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-            let new = unsafe { System.realloc(ptr, layout, new_size) };
-            if !new.is_null() {
-                add(new_size as isize - layout.size() as isize);
-            }
-            new
-        }
-    }
-
-    pub fn start() {
-        LIVE.set(0);
-        PEAK.set(0);
-        ON.set(true);
-    }
-
-    /// Stops counting; returns the peak live bytes since `start`.
-    pub fn stop() -> isize {
-        ON.set(false);
-        PEAK.get()
-    }
-}
 
 #[global_allocator]
 static ALLOCATOR: counting::Counting = counting::Counting;
@@ -107,7 +36,7 @@ fn measure(html: &str, runs: usize) -> (Vec<Duration>, isize, usize) {
         samples.push(started.elapsed());
         chars = page.markdown.len();
         drop(page);
-        peak = peak.max(counting::stop());
+        peak = peak.max(counting::stop().1);
     }
     (samples, peak, chars)
 }
