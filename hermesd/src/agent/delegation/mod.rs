@@ -38,6 +38,31 @@ use crate::{
     },
 };
 
+/// Background delegations one conversation may have running at once (Hermes'
+/// `max_async_children` default); one more is refused until one ends.
+const MAX_BACKGROUND_DELEGATIONS: usize = 3;
+
+/// The background delegations running for a loaded conversation.
+#[derive(Default)]
+struct RunningDelegations(Arc<std::sync::atomic::AtomicUsize>);
+
+/// Counts one background delegation until dropped.
+struct DelegationSlot(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for DelegationSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
+/// Take a place for a background delegation of `live`'s conversation, if one is free.
+fn background_slot(live: &LiveSession) -> Option<DelegationSlot> {
+    let running = live.memo(|r: &mut RunningDelegations| Arc::clone(&r.0));
+    let taken = running.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    let slot = DelegationSlot(running);
+    (taken < MAX_BACKGROUND_DELEGATIONS).then_some(slot)
+}
+
 /// The source of child sessions.
 pub const SUBAGENT_SOURCE: &str = "subagent";
 
@@ -115,6 +140,17 @@ impl DelegateHandle for Delegator {
             .get(&root)
             .ok_or_else(|| ToolError::Failed(format!("conversation {root} is not loaded")))?;
         let caller = runner.hub.get(&ctx.scope.conversation);
+        let slot = if place.depth == 0 {
+            Some(background_slot(&root_live).ok_or_else(|| {
+                ToolError::Failed(format!(
+                    "{MAX_BACKGROUND_DELEGATIONS} delegations of this conversation are still \
+                     running; their results will arrive as new messages. Wait for one, or do \
+                     this part yourself."
+                ))
+            })?)
+        } else {
+            None
+        };
         // Children use the configured model, as their parent does.
         let chain = chain(&runner).await.map_err(ToolError::Failed)?;
         let model = chain
@@ -155,6 +191,7 @@ impl DelegateHandle for Delegator {
         let parent_segment = ctx.session_id.clone();
         let work_runner = Arc::clone(&runner);
         let spawned = runner.hub.spawn(async move {
+            let _slot = slot;
             let reports =
                 run_children(&work_runner, children, &chain, caller, &stop, &settings).await;
             deliver(
