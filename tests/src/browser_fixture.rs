@@ -18,8 +18,11 @@ const FORM: &str = r#"<!doctype html><html><head><title>Greeter</title></head><b
 <label for="name">Name</label> <input id="name" type="text">
 <button id="greet" onclick="greet()">Greet</button>
 <p id="out"></p>
+<button hidden>Hidden</button><div style="display:none"><a href="/x">Ghost</a></div>
 <script>
 console.log('page ready');
+// A page cannot reach the refs: the snapshot keeps them in an isolated world.
+window.__hermesd = { els: new Map([[2, { deref: () => document.body }]]), ids: new WeakMap() };
 function greet() {
   const n = document.getElementById('name').value;
   console.log('confirmed ' + confirm('Greet ' + n + '?'));

@@ -82,6 +82,9 @@ async fn a_form_is_filled_and_clicked_by_ref_and_the_scripted_result_read_back()
     assert!(snap.contains("heading \"Greeter\""), "{snap}");
     assert!(snap.contains("textbox \"Name\" [ref=e1]"), "{snap}");
     assert!(snap.contains("button \"Greet\" [ref=e2]"), "{snap}");
+    assert!(snap.contains("heading \"Greeter\" [level=1]"), "{snap}");
+    // Hidden elements are not offered.
+    assert!(!snap.contains("Hidden") && !snap.contains("Ghost"), "{snap}");
     assert_eq!(r[1]["typed"], "Ada", "{}", r[1]);
     assert_eq!(r[2]["clicked"], "@e2", "{}", r[2]);
     let full = r[3]["snapshot"].as_str().unwrap();

@@ -13,7 +13,7 @@ use std::{
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
-use super::{cdp::Cdp, cdp::Event, snapshot::Refs};
+use super::{cdp::Cdp, cdp::Event};
 use crate::{config::settings::DialogPolicy, policy::url::UrlPolicy};
 
 /// Console messages (and separately errors, and dialogs) kept per page.
@@ -37,7 +37,9 @@ pub struct PageState {
     pub console: VecDeque<ConsoleEntry>,
     pub errors: VecDeque<ConsoleEntry>,
     pub dialogs: VecDeque<Value>,
-    pub refs: Refs,
+    /// The execution context of the daemon's isolated world in the current document (where
+    /// the snapshot's refs live), once made.
+    pub world: Option<i64>,
     /// Why the guard last refused a document request (a navigation or a redirect).
     pub refused_document: Option<String>,
     /// Requests refused since the page was opened.
@@ -97,8 +99,17 @@ impl EventTask {
             "Page.frameNavigated" => {
                 let main = p.pointer("/frame/parentId").is_none();
                 if main {
-                    self.with_state(|s| s.refs.reset());
+                    self.with_state(|s| s.world = None);
                 }
+            }
+            "Runtime.executionContextsCleared" => self.with_state(|s| s.world = None),
+            "Runtime.executionContextDestroyed" => {
+                let id = p.get("executionContextId").and_then(Value::as_i64);
+                self.with_state(|s| {
+                    if s.world.is_some() && s.world == id {
+                        s.world = None;
+                    }
+                });
             }
             "Runtime.consoleAPICalled" => {
                 let kind = p.get("type").and_then(Value::as_str).unwrap_or("log");

@@ -134,9 +134,6 @@ impl Page {
             page.call("Page.enable", json!({})).await?;
             page.call("Runtime.enable", json!({})).await?;
             page.call("Inspector.enable", json!({})).await?;
-            // Chromium keeps the accessibility tree up to date while the domain is on, so a
-            // snapshot does not build it from nothing each time.
-            page.call("Accessibility.enable", json!({})).await?;
             // Every request waits for the URL rule (see `events.rs`).
             page.call("Fetch.enable", json!({"patterns": [{"urlPattern": "*"}]}))
                 .await?;
@@ -307,49 +304,107 @@ impl Page {
         Ok((get(0), get(1)))
     }
 
-    /// The accessibility tree as text with refs.
+    /// The page as text with refs (see `snapshot.rs`).
     pub async fn snapshot(&self, full: bool) -> Result<Snapshot, BrowserError> {
-        let tree: snapshot::AxTree = self
-            .cdp
-            .call_as(
-                Some(&self.session),
-                "Accessibility.getFullAXTree",
-                json!({}),
-                self.timeout,
-            )
-            .await?;
-        let mut state = self
-            .state
-            .lock()
-            .map_err(|_| BrowserError::Page("the page's state is unusable".into()))?;
-        Ok(snapshot::render(&tree.nodes, &mut state.refs, full))
+        let args = json!([{"value": full}, {"value": snapshot::MAX_REFS},
+                          {"value": snapshot::MAX_NAME_CHARS}]);
+        let answer = self.in_world(snapshot::SCRIPT, args, true).await?;
+        let value = answer.pointer("/result/value").unwrap_or(&Value::Null);
+        Snapshot::from_answer(value).ok_or_else(|| {
+            BrowserError::Protocol("the snapshot script answered something else".into())
+        })
     }
 
     /// The JavaScript object of element `r`, or why there is none.
     pub async fn element(&self, r: &str) -> Result<String, BrowserError> {
-        let node = self
-            .state
-            .lock()
-            .ok()
-            .and_then(|s| s.refs.node(r))
+        let unknown = || {
+            BrowserError::Arguments(format!(
+                "unknown ref {r}: take a browser_snapshot and use a ref from it"
+            ))
+        };
+        let n = snapshot::ref_number(r).ok_or_else(unknown)?;
+        let answer = self
+            .in_world(snapshot::ELEMENT_SCRIPT, json!([{"value": n}]), false)
+            .await?;
+        let result = answer.get("result").unwrap_or(&Value::Null);
+        match (
+            result.get("objectId").and_then(Value::as_str),
+            result.get("value").and_then(Value::as_str),
+        ) {
+            (Some(object), _) => Ok(object.to_string()),
+            (None, Some("gone")) => Err(BrowserError::Page(format!(
+                "element {r} is no longer on the page: take a new browser_snapshot"
+            ))),
+            _ => Err(unknown()),
+        }
+    }
+
+    /// Call `function` in the daemon's isolated world of the current document (made on first
+    /// use, made again when a navigation replaced it); the raw answer.
+    async fn in_world(
+        &self,
+        function: &str,
+        args: Value,
+        by_value: bool,
+    ) -> Result<Value, BrowserError> {
+        for attempt in 0..2 {
+            let world = self.state.lock().ok().and_then(|s| s.world);
+            let context = match world {
+                Some(context) => context,
+                None => self.make_world().await?,
+            };
+            let answer = self
+                .call(
+                    "Runtime.callFunctionOn",
+                    json!({"functionDeclaration": function, "executionContextId": context,
+                           "arguments": args, "returnByValue": by_value}),
+                )
+                .await;
+            match answer {
+                Ok(answer) => {
+                    if let Some(details) = answer.get("exceptionDetails") {
+                        let text = details
+                            .pointer("/exception/description")
+                            .and_then(Value::as_str)
+                            .unwrap_or("the page script threw");
+                        return Err(BrowserError::Page(text.to_string()));
+                    }
+                    return Ok(answer);
+                }
+                // The document (and its world) went away between the lookup and the call.
+                Err(BrowserError::Protocol(e)) if attempt == 0 && e.contains("context") => {
+                    if let Ok(mut s) = self.state.lock()
+                        && s.world == Some(context)
+                    {
+                        s.world = None;
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(BrowserError::Page(
+            "the page kept changing while it was read; try again".into(),
+        ))
+    }
+
+    async fn make_world(&self) -> Result<i64, BrowserError> {
+        let made = self
+            .call(
+                "Page.createIsolatedWorld",
+                json!({"frameId": self.target, "worldName": snapshot::WORLD,
+                       "grantUniveralAccess": false}),
+            )
+            .await?;
+        let context = made
+            .get("executionContextId")
+            .and_then(Value::as_i64)
             .ok_or_else(|| {
-                BrowserError::Arguments(format!(
-                    "unknown ref {r}: take a browser_snapshot and use a ref from it"
-                ))
+                BrowserError::Protocol("the browser made no isolated world".into())
             })?;
-        let resolved = self
-            .call("DOM.resolveNode", json!({"backendNodeId": node}))
-            .await
-            .map_err(|_| {
-                BrowserError::Page(format!(
-                    "element {r} is no longer on the page: take a new browser_snapshot"
-                ))
-            })?;
-        Ok(resolved
-            .pointer("/object/objectId")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string())
+        if let Ok(mut s) = self.state.lock() {
+            s.world = Some(context);
+        }
+        Ok(context)
     }
 
     /// Call `function` (JavaScript source) with `this` = the object `object`.
