@@ -71,7 +71,10 @@ async fn a_form_is_filled_and_clicked_by_ref_and_the_scripted_result_read_back()
         Reply::text("done"),
     ])
     .await;
-    home.use_fake_model(&server, LOCAL);
+    home.use_fake_model(
+        &server,
+        &format!("{LOCAL}browser:\n  dialog_policy: auto_dismiss\n"),
+    );
     assert_eq!(send(&home).await["answer"], "done");
     let r = results(&server);
     assert_eq!(r.len(), 7, "{r:?}");
@@ -84,7 +87,10 @@ async fn a_form_is_filled_and_clicked_by_ref_and_the_scripted_result_read_back()
     assert!(snap.contains("button \"Greet\" [ref=e2]"), "{snap}");
     assert!(snap.contains("heading \"Greeter\" [level=1]"), "{snap}");
     // Hidden elements are not offered.
-    assert!(!snap.contains("Hidden") && !snap.contains("Ghost"), "{snap}");
+    assert!(
+        !snap.contains("Hidden") && !snap.contains("Ghost"),
+        "{snap}"
+    );
     assert_eq!(r[1]["typed"], "Ada", "{}", r[1]);
     assert_eq!(r[2]["clicked"], "@e2", "{}", r[2]);
     let full = r[3]["snapshot"].as_str().unwrap();
@@ -100,7 +106,7 @@ async fn a_form_is_filled_and_clicked_by_ref_and_the_scripted_result_read_back()
         .collect();
     assert!(texts.contains(&"page ready"), "{console}");
     assert!(texts.contains(&"greeted Ada"), "{console}");
-    // The confirm() was answered by browser.dialog_policy (auto_dismiss by default).
+    // The confirm() was answered by browser.dialog_policy: auto_dismiss.
     assert!(texts.contains(&"confirmed false"), "{console}");
     assert_eq!(console["dialogs"][0]["message"], "Greet Ada?", "{console}");
     assert_eq!(console["dialogs"][0]["handled"], "dismissed", "{console}");
@@ -114,6 +120,93 @@ async fn a_form_is_filled_and_clicked_by_ref_and_the_scripted_result_read_back()
     assert_eq!(r[5]["result"], "Hello, Ada!", "{}", r[5]);
     let unknown = r[6]["error"].as_str().unwrap();
     assert!(unknown.contains("unknown ref @e99"), "{unknown}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dialog_waits_for_the_model_and_the_page_is_seen_and_driven_raw() {
+    chromium();
+    let pages = Pages::start().await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    let server = FakeLlm::start(vec![
+        call("browser_navigate", json!({"url": pages.url("/form")})),
+        call("browser_type", json!({"ref": "@e1", "text": "Ada"})),
+        call("browser_click", json!({"ref": "@e2"})),
+        call("browser_snapshot", json!({})),
+        call("browser_console", json!({"expression": "1 + 1"})),
+        call(
+            "browser_dialog",
+            json!({"action": "accept", "dialog_id": "d-9"}),
+        ),
+        call("browser_dialog", json!({"action": "accept"})),
+        call("browser_console", json!({})),
+        call(
+            "browser_vision",
+            json!({"question": "what is shown?", "annotate": true}),
+        ),
+        call(
+            "browser_cdp",
+            json!({"method": "Runtime.evaluate",
+                   "params": {"expression": "document.title", "returnByValue": true}}),
+        ),
+        call("browser_cdp", json!({"method": "Fetch.disable"})),
+        call(
+            "browser_cdp",
+            json!({"method": "Browser.setDownloadBehavior", "params": {"behavior": "allow"}}),
+        ),
+        Reply::text("done"),
+    ])
+    .await;
+    // must_respond is the default, as in Hermes.
+    home.use_fake_model(
+        &server,
+        &format!("{LOCAL}model:\n  supports_vision: true\n"),
+    );
+    assert_eq!(send(&home).await["answer"], "done");
+    let r = results(&server);
+    assert_eq!(r.len(), 12, "{r:?}");
+    // The click opened a confirm(): the click returned, and the dialog is reported.
+    assert_eq!(r[2]["success"], true, "{}", r[2]);
+    let pending = &r[2]["pending_dialogs"][0];
+    assert_eq!(pending["type"], "confirm", "{}", r[2]);
+    assert_eq!(pending["message"], "Greet Ada?", "{}", r[2]);
+    let snap = r[3]["snapshot"].as_str().unwrap();
+    assert!(
+        snap.contains("blocks the page") && snap.contains("browser_dialog"),
+        "{snap}"
+    );
+    let blocked = r[4]["error"].as_str().unwrap();
+    assert!(
+        blocked.contains("answer it with browser_dialog"),
+        "{blocked}"
+    );
+    let wrong = r[5]["error"].as_str().unwrap();
+    assert!(wrong.contains("no dialog d-9"), "{wrong}");
+    assert_eq!(r[6]["success"], true, "{}", r[6]);
+    assert_eq!(r[6]["dialog"]["message"], "Greet Ada?", "{}", r[6]);
+    assert!(r[6].get("pending_dialogs").is_none(), "{}", r[6]);
+    let texts: Vec<&str> = r[7]["console_messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["text"].as_str().unwrap())
+        .collect();
+    assert!(texts.contains(&"confirmed true"), "{:?}", r[7]);
+    // The screenshot is a PNG in the session's result cache, and reaches a model that sees.
+    let path = r[8]["screenshot_path"].as_str().unwrap();
+    let png = std::fs::read(path).unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "{path}");
+    assert!(path.contains("tool-results"), "{path}");
+    let seen = server.chat_requests()[9].body.to_string();
+    assert!(
+        seen.contains("data:image/png;base64,"),
+        "no image in the next request"
+    );
+    assert_eq!(r[9]["result"]["result"]["value"], "Greeter", "{}", r[9]);
+    let fetch = r[10]["error"].as_str().unwrap();
+    assert!(fetch.contains("URL rule"), "{fetch}");
+    let browser = r[11]["error"].as_str().unwrap();
+    assert!(browser.contains("not allowed"), "{browser}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

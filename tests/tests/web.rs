@@ -176,15 +176,49 @@ async fn loopback_and_names_resolving_to_it_are_refused_without_the_setting() {
         let (content, error) = page(&results[0], i);
         assert_eq!(content, "", "{url}");
         assert!(error.starts_with("Blocked: "), "{url}: {error}");
-        assert!(
-            error.contains("security.allow_private_urls: true"),
-            "{url}: {error}"
-        );
+        // User info in a URL is refused as a secret before the host is even looked at.
+        let why = if i == 3 {
+            "looks like a secret"
+        } else {
+            "security.allow_private_urls: true"
+        };
+        assert!(error.contains(why), "{url}: {error}");
     }
     assert!(
         page(&results[0], 1).1.contains("localhost ("),
         "the name was resolved and judged"
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn urls_carrying_credentials_are_refused_before_any_fetch() {
+    let web = WebFixture::start().await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    let urls = [
+        web.url("/article?token=abc123"),
+        web.url("/article?X-Amz-Signature=deadbeef"),
+        web.url("/article?next=sk-abcdefghijklmnop1234"),
+        web.url("/article?code=1234"),
+    ];
+    let config = "security: {allow_private_urls: true}\n";
+    let results = results_of(&home, config, vec![extract(&urls)]).await;
+    for (i, what) in ["(token)", "(x-amz-signature)", "API key or token"]
+        .iter()
+        .enumerate()
+    {
+        let (content, error) = page(&results[0], i);
+        assert_eq!(content, "", "{}", urls[i]);
+        assert!(
+            error.starts_with("Blocked: ") && error.contains(what),
+            "{}: {error}",
+            urls[i]
+        );
+    }
+    // `code` is an ordinary page facet (Hermes' narrow list): fetched.
+    let (content, error) = page(&results[0], 3);
+    assert_eq!(error, "", "{content}");
+    assert!(content.contains("river"), "{content}");
 }
 
 fn search(query: &str, limit: u64) -> ToolCall {

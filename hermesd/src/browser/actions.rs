@@ -78,7 +78,11 @@ impl Page {
             return Ok(());
         };
         for kind in ["mouseMoved", "mousePressed", "mouseReleased"] {
-            self.call(
+            // A dialog the press opened holds the page: the click ends there.
+            if self.pending_dialog().is_some() {
+                break;
+            }
+            self.act(
                 "Input.dispatchMouseEvent",
                 json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
             )
@@ -106,7 +110,7 @@ impl Page {
             )));
         }
         if !text.is_empty() {
-            self.call("Input.insertText", json!({"text": text})).await?;
+            self.act("Input.insertText", json!({"text": text})).await?;
         }
         Ok(())
     }
@@ -127,8 +131,11 @@ impl Page {
         } else {
             down["type"] = json!("rawKeyDown");
         }
-        self.call("Input.dispatchKeyEvent", down).await?;
-        self.call(
+        self.act("Input.dispatchKeyEvent", down).await?;
+        if self.pending_dialog().is_some() {
+            return Ok(());
+        }
+        self.act(
             "Input.dispatchKeyEvent",
             json!({"type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": vk}),
         )

@@ -37,6 +37,9 @@ pub struct PageState {
     pub console: VecDeque<ConsoleEntry>,
     pub errors: VecDeque<ConsoleEntry>,
     pub dialogs: VecDeque<Value>,
+    /// The dialog blocking the page under `must_respond`, until answered or timed out.
+    pub pending_dialog: Option<PendingDialog>,
+    dialogs_opened: u64,
     /// The execution context of the daemon's isolated world in the current document (where
     /// the snapshot's refs live), once made.
     pub world: Option<i64>,
@@ -45,6 +48,22 @@ pub struct PageState {
     /// Requests refused since the page was opened.
     pub refused: u64,
     pub crashed: bool,
+}
+
+/// A JavaScript dialog waiting for `browser_dialog`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingDialog {
+    pub id: String,
+    pub kind: String,
+    pub message: String,
+    pub default_prompt: String,
+}
+
+impl PendingDialog {
+    pub fn to_json(&self) -> Value {
+        json!({"id": self.id, "type": self.kind, "message": self.message,
+               "default_prompt": self.default_prompt})
+    }
 }
 
 fn push_bounded<T>(queue: &mut VecDeque<T>, item: T, max: usize) {
@@ -68,8 +87,12 @@ pub struct EventTask {
     pub state: Arc<Mutex<PageState>>,
     pub policy: UrlPolicy,
     pub dialogs: DialogPolicy,
+    /// How long a dialog may wait for `browser_dialog` under `must_respond`.
+    pub dialog_timeout: Duration,
     /// Counts `load` events of the main frame.
     pub loads: watch::Sender<u64>,
+    /// Counts dialogs left open for the model (a click that opened one stops waiting).
+    pub dialogs_opened: watch::Sender<u64>,
 }
 
 impl EventTask {
@@ -137,31 +160,86 @@ impl EventTask {
                 };
                 self.with_state(|s| push_bounded(&mut s.errors, entry, MAX_MESSAGES));
             }
-            "Page.javascriptDialogOpening" => {
-                let accept = self.dialogs == DialogPolicy::Accept;
-                let seen = json!({
-                    "type": p.get("type").cloned().unwrap_or_default(),
-                    "message": clip(p.get("message").and_then(Value::as_str).unwrap_or("")),
-                    "handled": if accept { "accepted" } else { "dismissed" },
-                });
-                self.with_state(|s| push_bounded(&mut s.dialogs, seen, MAX_DIALOGS));
-                let cdp = self.cdp.clone();
-                let session = self.session.clone();
-                tokio::spawn(async move {
-                    let params = json!({"accept": accept});
-                    let _ = cdp
-                        .call(
-                            Some(&session),
-                            "Page.handleJavaScriptDialog",
-                            params,
-                            LOOKUP_TIMEOUT,
-                        )
-                        .await;
-                });
-            }
+            "Page.javascriptDialogOpening" => self.dialog_opened(p),
+            // One dialog at a time blocks a page: whichever way it closed, none is open now.
+            "Page.javascriptDialogClosed" => self.with_state(|s| s.pending_dialog = None),
             "Inspector.targetCrashed" => self.with_state(|s| s.crashed = true),
             _ => {}
         }
+    }
+
+    /// A dialog opened: answered by the policy at once, or left for the model with a
+    /// watchdog that dismisses it after `browser.dialog_timeout_s`.
+    fn dialog_opened(&self, p: &Value) {
+        let field = |k: &str| clip(p.get(k).and_then(Value::as_str).unwrap_or(""));
+        let (kind, message) = (field("type"), field("message"));
+        let answer = match self.dialogs {
+            DialogPolicy::Accept => Some(true),
+            DialogPolicy::Dismiss => Some(false),
+            DialogPolicy::MustRespond => None,
+        };
+        let handled = match answer {
+            Some(true) => "accepted",
+            Some(false) => "dismissed",
+            None => "waiting for browser_dialog",
+        };
+        let seen = json!({"type": kind, "message": message, "handled": handled});
+        let mut pending = None;
+        self.with_state(|s| {
+            push_bounded(&mut s.dialogs, seen, MAX_DIALOGS);
+            if answer.is_none() {
+                s.dialogs_opened += 1;
+                let dialog = PendingDialog {
+                    id: format!("d-{}", s.dialogs_opened),
+                    kind: kind.clone(),
+                    message: message.clone(),
+                    default_prompt: field("defaultPrompt"),
+                };
+                s.pending_dialog = Some(dialog.clone());
+                pending = Some(dialog);
+            }
+        });
+        let cdp = self.cdp.clone();
+        let session = self.session.clone();
+        let Some(dialog) = pending else {
+            tokio::spawn(async move {
+                let params = json!({"accept": answer == Some(true)});
+                let _ = cdp
+                    .call(
+                        Some(&session),
+                        "Page.handleJavaScriptDialog",
+                        params,
+                        LOOKUP_TIMEOUT,
+                    )
+                    .await;
+            });
+            return;
+        };
+        self.dialogs_opened.send_modify(|n| *n += 1);
+        let state = Arc::clone(&self.state);
+        let timeout = self.dialog_timeout;
+        tokio::spawn(async move {
+            tokio::time::sleep(timeout).await;
+            let expired = state.lock().is_ok_and(|mut s| {
+                let same = s.pending_dialog.as_ref().is_some_and(|d| d.id == dialog.id);
+                if same {
+                    s.pending_dialog = None;
+                }
+                same
+            });
+            if expired {
+                tracing::info!(dialog = %dialog.id, "browser dialog unanswered, dismissed");
+                let params = json!({"accept": false});
+                let _ = cdp
+                    .call(
+                        Some(&session),
+                        "Page.handleJavaScriptDialog",
+                        params,
+                        LOOKUP_TIMEOUT,
+                    )
+                    .await;
+            }
+        });
     }
 
     /// Let a paused request go on, or fail it when the URL rule refuses it.

@@ -10,6 +10,8 @@ mod cdp;
 mod events;
 mod launch;
 mod page;
+mod raw;
+mod screenshot;
 mod snapshot;
 
 use std::{

@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use super::{
     BrowserError, Start,
     cdp::Cdp,
-    events::{EventTask, PageState},
+    events::{EventTask, PageState, PendingDialog},
     launch::{self, Launched},
     snapshot::{self, Snapshot},
 };
@@ -29,6 +29,7 @@ pub struct Page {
     process: Option<Launched>,
     pub state: Arc<Mutex<PageState>>,
     loads: watch::Receiver<u64>,
+    dialogs_opened: watch::Receiver<u64>,
     timeout: Duration,
     /// Whether anything was loaded yet (the tools need a `browser_navigate` first).
     pub navigated: bool,
@@ -108,6 +109,7 @@ impl Page {
         };
         let state = Arc::new(Mutex::new(PageState::default()));
         let (loads_tx, loads) = watch::channel(0);
+        let (dialogs_tx, dialogs_opened) = watch::channel(0);
         tokio::spawn(
             EventTask {
                 cdp: cdp.clone(),
@@ -115,7 +117,9 @@ impl Page {
                 state: Arc::clone(&state),
                 policy: start.policy,
                 dialogs: start.settings.dialog_policy,
+                dialog_timeout: start.settings.dialog_timeout,
                 loads: loads_tx,
+                dialogs_opened: dialogs_tx,
             }
             .run(events),
         );
@@ -127,6 +131,7 @@ impl Page {
             process,
             state,
             loads,
+            dialogs_opened,
             timeout,
             navigated: false,
         };
@@ -223,6 +228,7 @@ impl Page {
 
     /// Evaluate `expression` in the page; its value (by value) or the exception's text.
     pub async fn evaluate(&self, expression: &str) -> Result<Value, BrowserError> {
+        self.blocked()?;
         let answer = self
             .call(
                 "Runtime.evaluate",
@@ -267,12 +273,18 @@ impl Page {
     /// Wait until a `load` event after the `before`th.
     pub async fn wait_load(&mut self, before: u64) -> Result<(), BrowserError> {
         let timeout = self.timeout;
+        let mut opened = self.dialogs_opened.clone();
+        opened.borrow_and_update();
         let waited = {
             let wait = self.loads.wait_for(|n| *n > before);
-            match tokio::time::timeout(timeout, wait).await {
-                Ok(Ok(_)) => Ok(()),
-                Ok(Err(_)) => Err(false),
-                Err(_) => Err(true),
+            tokio::select! {
+                // A dialog the page opened while loading holds the load until it is answered.
+                () = changed(&mut opened) => Ok(()),
+                waited = tokio::time::timeout(timeout, wait) => match waited {
+                    Ok(Ok(_)) => Ok(()),
+                    Ok(Err(_)) => Err(false),
+                    Err(_) => Err(true),
+                },
             }
         };
         match waited {
@@ -306,6 +318,16 @@ impl Page {
 
     /// The page as text with refs (see `snapshot.rs`).
     pub async fn snapshot(&self, full: bool) -> Result<Snapshot, BrowserError> {
+        if let Some(dialog) = self.pending_dialog() {
+            return Ok(Snapshot {
+                text: format!(
+                    "A JavaScript {} dialog blocks the page: {:?} (id {}). Answer it with \
+                     browser_dialog (accept or dismiss) before anything else.\n",
+                    dialog.kind, dialog.message, dialog.id
+                ),
+                elements: 0,
+            });
+        }
         let args = json!([{"value": full}, {"value": snapshot::MAX_REFS},
                           {"value": snapshot::MAX_NAME_CHARS}]);
         let answer = self.in_world(snapshot::SCRIPT, args, true).await?;
@@ -341,12 +363,13 @@ impl Page {
 
     /// Call `function` in the daemon's isolated world of the current document (made on first
     /// use, made again when a navigation replaced it); the raw answer.
-    async fn in_world(
+    pub(super) async fn in_world(
         &self,
         function: &str,
         args: Value,
         by_value: bool,
     ) -> Result<Value, BrowserError> {
+        self.blocked()?;
         for attempt in 0..2 {
             let world = self.state.lock().ok().and_then(|s| s.world);
             let context = match world {
@@ -398,9 +421,7 @@ impl Page {
         let context = made
             .get("executionContextId")
             .and_then(Value::as_i64)
-            .ok_or_else(|| {
-                BrowserError::Protocol("the browser made no isolated world".into())
-            })?;
+            .ok_or_else(|| BrowserError::Protocol("the browser made no isolated world".into()))?;
         if let Ok(mut s) = self.state.lock() {
             s.world = Some(context);
         }
@@ -414,13 +435,19 @@ impl Page {
         function: &str,
         args: Value,
     ) -> Result<Value, BrowserError> {
-        let answer = self
-            .call(
-                "Runtime.callFunctionOn",
-                json!({"objectId": object, "functionDeclaration": function,
-                       "arguments": args, "returnByValue": true, "userGesture": true}),
-            )
-            .await?;
+        self.blocked()?;
+        let mut opened = self.dialogs_opened.clone();
+        opened.borrow_and_update();
+        let call = self.call(
+            "Runtime.callFunctionOn",
+            json!({"objectId": object, "functionDeclaration": function,
+                   "arguments": args, "returnByValue": true, "userGesture": true}),
+        );
+        let answer = tokio::select! {
+            answer = call => answer?,
+            // The function opened a dialog, which holds its answer until the dialog is closed.
+            () = changed(&mut opened) => return Ok(Value::Null),
+        };
         if let Some(details) = answer.get("exceptionDetails") {
             let text = details
                 .get("text")
@@ -432,6 +459,82 @@ impl Page {
             .pointer("/result/value")
             .cloned()
             .unwrap_or(Value::Null))
+    }
+}
+
+impl Page {
+    /// Send user input (`Input.*`): done when the browser took it, or when it opened a dialog
+    /// (which holds the browser's answer until the dialog is closed).
+    pub async fn act(&self, method: &str, params: Value) -> Result<(), BrowserError> {
+        self.blocked()?;
+        let mut opened = self.dialogs_opened.clone();
+        opened.borrow_and_update();
+        tokio::select! {
+            answer = self.call(method, params) => answer.map(|_| ()),
+            () = changed(&mut opened) => Ok(()),
+        }
+    }
+
+    /// The dialog waiting for `browser_dialog`, if one is open.
+    pub fn pending_dialog(&self) -> Option<PendingDialog> {
+        self.state.lock().ok()?.pending_dialog.clone()
+    }
+
+    /// An error when a dialog blocks the page (scripts and input would wait on it).
+    fn blocked(&self) -> Result<(), BrowserError> {
+        match self.pending_dialog() {
+            None => Ok(()),
+            Some(d) => Err(BrowserError::Page(format!(
+                "a JavaScript {} dialog blocks the page ({:?}, id {}): answer it with \
+                 browser_dialog first",
+                d.kind, d.message, d.id
+            ))),
+        }
+    }
+
+    /// Answer the open dialog (`dialog_id`, when given, must name it): accept, with
+    /// `prompt_text` for a `prompt()`, or dismiss.
+    pub async fn answer_dialog(
+        &self,
+        accept: bool,
+        prompt_text: Option<&str>,
+        dialog_id: Option<&str>,
+    ) -> Result<PendingDialog, BrowserError> {
+        let dialog = {
+            let mut state = self
+                .state
+                .lock()
+                .map_err(|_| BrowserError::Page("the page's state is unusable".into()))?;
+            match (&state.pending_dialog, dialog_id) {
+                (None, _) => {
+                    return Err(BrowserError::Arguments(
+                        "no dialog is open on the page".into(),
+                    ));
+                }
+                (Some(d), Some(id)) if d.id != id.trim() => {
+                    return Err(BrowserError::Arguments(format!(
+                        "no dialog {id} is open; the open one is {}",
+                        d.id
+                    )));
+                }
+                _ => {}
+            }
+            state.pending_dialog.take()
+        };
+        let dialog = dialog.ok_or_else(|| BrowserError::Arguments("no dialog is open".into()))?;
+        let mut params = json!({"accept": accept});
+        if accept && dialog.kind == "prompt" {
+            params["promptText"] = json!(prompt_text.unwrap_or(""));
+        }
+        self.call("Page.handleJavaScriptDialog", params).await?;
+        Ok(dialog)
+    }
+}
+
+/// Resolves when `opened` changes; never when its sender is gone.
+async fn changed(opened: &mut watch::Receiver<u64>) {
+    if opened.changed().await.is_err() {
+        std::future::pending::<()>().await;
     }
 }
 

@@ -1,14 +1,15 @@
 //! The `browser` toolset (Hermes' names and arguments): `browser_navigate`, `browser_snapshot`,
 //! `browser_click`, `browser_type`, `browser_scroll`, `browser_back`, `browser_press`,
-//! `browser_console` and `browser_get_images`, each on its conversation's browser
-//! (`crate::browser`). Page text is the page's: results are bounded here and masked by dispatch
-//! like every result.
+//! `browser_console`, `browser_get_images`, `browser_vision`, `browser_dialog` and
+//! `browser_cdp`, each on its conversation's browser (`crate::browser`). Page text is the
+//! page's: results are bounded here and masked by dispatch like every result; a dialog the page
+//! left open is reported with every result until `browser_dialog` answers it.
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolServices, optional_str, required_str};
-use crate::browser::{BrowserError, Lease};
+use crate::browser::{BrowserError, Lease, Page};
 
 /// Snapshots longer than this are cut (Hermes' threshold).
 const MAX_SNAPSHOT_CHARS: usize = 15_000;
@@ -26,6 +27,9 @@ enum Kind {
     Press,
     Console,
     Images,
+    Vision,
+    Dialog,
+    Cdp,
 }
 
 /// One browser tool.
@@ -35,7 +39,7 @@ pub struct BrowserTool(Kind);
 pub fn browser_tools() -> Vec<std::sync::Arc<dyn Tool>> {
     use Kind::*;
     [
-        Navigate, Snapshot, Click, Type, Scroll, Back, Press, Images, Console,
+        Navigate, Snapshot, Click, Type, Scroll, Back, Press, Images, Vision, Console, Dialog, Cdp,
     ]
     .into_iter()
     .map(|k| std::sync::Arc::new(BrowserTool(k)) as std::sync::Arc<dyn Tool>)
@@ -109,6 +113,39 @@ impl BrowserTool {
                     &[],
                 ),
             ),
+            Kind::Vision => (
+                "browser_vision",
+                "Screenshot the page to look at it (layout, CAPTCHAs, charts); answers the \
+                 question. annotate=true labels interactive elements [N] = ref @eN. \
+                 Share it with MEDIA:<screenshot_path>.",
+                object(
+                    json!({"question": string("What to look for"),
+                           "annotate": {"type": "boolean", "default": false}}),
+                    &["question"],
+                ),
+            ),
+            Kind::Dialog => (
+                "browser_dialog",
+                "Answer the JavaScript dialog (alert/confirm/prompt) blocking the page, shown \
+                 in pending_dialogs.",
+                object(
+                    json!({"action": {"type": "string", "enum": ["accept", "dismiss"]},
+                           "prompt_text": string("Answer to a prompt()"),
+                           "dialog_id": string("The dialog's id")}),
+                    &["action"],
+                ),
+            ),
+            Kind::Cdp => (
+                "browser_cdp",
+                "Send a Chrome DevTools Protocol command to the page (Runtime, DOM, Input, \
+                 Emulation, Page.captureScreenshot, Network cookies…) when no browser tool does \
+                 it.",
+                object(
+                    json!({"method": string("CDP method, e.g. Runtime.evaluate"),
+                           "params": {"type": "object"}}),
+                    &["method"],
+                ),
+            ),
         }
     }
 }
@@ -148,13 +185,8 @@ impl Tool for BrowserTool {
         let work = async {
             if self.0 == Kind::Navigate {
                 let url = required_str(&args, "url")?.trim().to_string();
-                if ctx.services.masker().mask(&url) != url {
-                    return Err(ToolError::Failed(
-                        "Blocked: URL contains what appears to be an API key or token. \
-                         Secrets must not be sent in URLs."
-                            .into(),
-                    ));
-                }
+                crate::tools::web::refuse_secrets_in(&url, &ctx.services.masker())
+                    .map_err(ToolError::Failed)?;
                 // Refused before a browser is even started.
                 crate::browser::check_url(&browsers.policy(), &url)
                     .await
@@ -163,7 +195,11 @@ impl Tool for BrowserTool {
                 return navigate(&mut lease, &url).await;
             }
             let mut lease = browsers.lease(conversation, false).await.map_err(failed)?;
-            act(self.0, &args, &mut lease).await
+            let mut result = act(self.0, &args, &mut lease, ctx).await;
+            if let (Ok(result), Ok(page)) = (&mut result, lease.page()) {
+                with_dialog(result, page);
+            }
+            result
         };
         tokio::select! {
             result = work => result,
@@ -201,10 +237,23 @@ async fn navigate(lease: &mut Lease, url: &str) -> Result<Value, ToolError> {
     if restarted {
         result["note"] = json!("the browser had exited and was started again");
     }
+    with_dialog(&mut result, page);
     Ok(result)
 }
 
-async fn act(kind: Kind, args: &Value, lease: &mut Lease) -> Result<Value, ToolError> {
+/// `result` with the dialog blocking the page, if one is.
+fn with_dialog(result: &mut Value, page: &Page) {
+    if let Some(dialog) = page.pending_dialog() {
+        result["pending_dialogs"] = json!([dialog.to_json()]);
+    }
+}
+
+async fn act(
+    kind: Kind,
+    args: &Value,
+    lease: &mut Lease,
+    ctx: &ToolContext,
+) -> Result<Value, ToolError> {
     let page = lease.page().map_err(failed)?;
     match kind {
         Kind::Navigate => Err(ToolError::Failed("navigate is handled before".into())),
@@ -255,6 +304,42 @@ async fn act(kind: Kind, args: &Value, lease: &mut Lease) -> Result<Value, ToolE
         Kind::Images => {
             let images = page.images().await.map_err(failed)?;
             Ok(json!({"success": true, "count": images.len(), "images": images}))
+        }
+        Kind::Dialog => {
+            let accept = match required_str(args, "action")? {
+                "accept" => true,
+                "dismiss" => false,
+                other => {
+                    return Err(ToolError::Arguments(format!(
+                        "Invalid action '{other}'. Use 'accept' or 'dismiss'."
+                    )));
+                }
+            };
+            let dialog = page
+                .answer_dialog(
+                    accept,
+                    optional_str(args, "prompt_text"),
+                    optional_str(args, "dialog_id"),
+                )
+                .await
+                .map_err(failed)?;
+            Ok(
+                json!({"success": true, "action": if accept { "accept" } else { "dismiss" },
+                      "dialog": dialog.to_json()}),
+            )
+        }
+        Kind::Vision => super::browser_vision::look(page, args, ctx).await,
+        Kind::Cdp => {
+            let method = required_str(args, "method")?.trim();
+            let params = args.get("params").cloned().unwrap_or_else(|| json!({}));
+            let answer = page.raw_command(method, params).await.map_err(failed)?;
+            let text = answer.to_string();
+            let result = if text.chars().count() > MAX_EVAL_CHARS {
+                json!(bounded_to(&text, MAX_EVAL_CHARS))
+            } else {
+                answer
+            };
+            Ok(json!({"success": true, "method": method, "result": result}))
         }
         Kind::Console => {
             if let Some(expression) = optional_str(args, "expression") {

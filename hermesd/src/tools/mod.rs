@@ -3,6 +3,7 @@
 //! parallel.
 
 mod browser_tools;
+mod browser_vision;
 mod clarify;
 mod code_exec;
 mod coerce;

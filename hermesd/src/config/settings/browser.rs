@@ -1,7 +1,7 @@
 //! The `browser` section (Hermes' keys): a running browser to attach to (`browser.cdp_url`),
 //! how long an idle browser lives (`browser.inactivity_timeout`), how long one browser command
 //! may take (`browser.command_timeout`, also the start-up limit) and what happens to a page's
-//! JavaScript dialogs (`browser.dialog_policy`).
+//! JavaScript dialogs (`browser.dialog_policy`, `browser.dialog_timeout_s`).
 
 use std::{fmt, time::Duration};
 
@@ -10,7 +10,10 @@ use super::read::Reader;
 /// What a JavaScript dialog (alert, confirm, prompt, beforeunload) gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DialogPolicy {
-    /// Dismissed at once (`auto_dismiss`, and `must_respond`, which needs Hermes' browser_dialog).
+    /// Left open for the model to answer with `browser_dialog` (`must_respond`, Hermes'
+    /// default), dismissed after `browser.dialog_timeout_s`.
+    MustRespond,
+    /// Dismissed at once (`auto_dismiss`).
     Dismiss,
     /// Accepted at once (`auto_accept`).
     Accept,
@@ -19,6 +22,7 @@ pub enum DialogPolicy {
 impl fmt::Display for DialogPolicy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            Self::MustRespond => "must_respond",
             Self::Dismiss => "auto_dismiss",
             Self::Accept => "auto_accept",
         })
@@ -34,6 +38,9 @@ pub struct BrowserSection {
     /// `browser.command_timeout`: one command (a page load included) and the start-up.
     pub command_timeout: Duration,
     pub dialog_policy: DialogPolicy,
+    /// `browser.dialog_timeout_s`: a dialog left open under `must_respond` is dismissed after
+    /// this long, so a page cannot stay blocked.
+    pub dialog_timeout: Duration,
 }
 
 impl Default for BrowserSection {
@@ -42,7 +49,8 @@ impl Default for BrowserSection {
             cdp_url: String::new(),
             inactivity_timeout: Duration::from_secs(300),
             command_timeout: Duration::from_secs(30),
-            dialog_policy: DialogPolicy::Dismiss,
+            dialog_policy: DialogPolicy::MustRespond,
+            dialog_timeout: Duration::from_secs(300),
         }
     }
 }
@@ -64,10 +72,11 @@ impl BrowserSection {
                 d.dialog_policy,
                 &[
                     ("auto_dismiss", DialogPolicy::Dismiss),
-                    ("must_respond", DialogPolicy::Dismiss),
+                    ("must_respond", DialogPolicy::MustRespond),
                     ("auto_accept", DialogPolicy::Accept),
                 ],
             ),
+            dialog_timeout: secs(r, "browser.dialog_timeout_s", d.dialog_timeout),
         }
     }
 }

@@ -24,6 +24,11 @@ pub use shapes::warm_up;
 pub use shapes::{mask_token, sentinel};
 pub use stream::StreamMasker;
 
+/// Whether `text` holds a vendor key of a known shape (`sk-…`, `ghp_…`, `AKIA…`).
+pub fn has_vendor_key(text: &str) -> bool {
+    prefix::mask_prefixed(text, Style::Display).is_some()
+}
+
 /// How a masked secret is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {

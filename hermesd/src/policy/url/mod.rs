@@ -8,6 +8,7 @@
 //! connector for each connection, the fetcher for each URL and each redirect.
 
 mod address;
+mod credentials;
 mod host;
 
 use std::{
@@ -16,6 +17,7 @@ use std::{
 };
 
 pub use address::{AddressClass, classify};
+pub use credentials::credential_in;
 pub use host::{Host, parse_host};
 
 /// Host names of metadata services, refused before any lookup.

@@ -18,7 +18,9 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::{Concurrency, Tool, ToolContext, ToolError};
-use crate::{config::settings::WebSection, llm::HttpClient, policy::url::UrlPolicy};
+use crate::{
+    config::settings::WebSection, llm::HttpClient, policy::SecretMasker, policy::url::UrlPolicy,
+};
 
 pub use convert::{Page, to_markdown};
 
@@ -188,7 +190,11 @@ impl Tool for WebExtractTool {
     }
 
     async fn call(&self, args: Value, ctx: &ToolContext) -> Result<Value, ToolError> {
-        let urls = extract::urls_of(&args)?;
+        let masker = ctx.services.masker();
+        let urls = extract::urls_of(&args)?
+            .into_iter()
+            .map(|url| url.and_then(|url| refuse_secrets_in(&url, &masker).map(|()| url)))
+            .collect();
         let web = &ctx.services.web;
         let settings = web.settings();
         let char_limit = args
@@ -210,4 +216,21 @@ impl Tool for WebExtractTool {
             () = ctx.cancel.cancelled() => Err(ToolError::Interrupted),
         }
     }
+}
+
+/// The one check of a URL the model asks a tool to fetch (`web_extract`, `browser_navigate`)
+/// for a credential it carries: Hermes' rule (`policy::url::credential_in`) and any value of
+/// the user's own secrets (the masker's), which a prompt-injected page may ask to be sent out.
+pub fn refuse_secrets_in(url: &str, masker: &SecretMasker) -> Result<(), String> {
+    if let Some(why) = crate::policy::url::credential_in(url) {
+        return Err(why.to_string());
+    }
+    if masker.mask(url) != url {
+        return Err(
+            "Blocked: the URL contains what looks like a secret (a key, a token, a \
+                    password or user info); secrets must not be sent in URLs"
+                .into(),
+        );
+    }
+    Ok(())
 }
