@@ -95,6 +95,26 @@ impl Pages {
                 get(|| async { ([("content-type", "image/png")], PIXEL).into_response() }),
             )
             .route(
+                "/files",
+                get(|| async {
+                    Html("<!doctype html><title>Files</title>\
+                          <a href=\"/report.csv\">the report</a>")
+                }),
+            )
+            .route(
+                "/report.csv",
+                get(|| async {
+                    (
+                        [
+                            ("content-type", "text/csv"),
+                            ("content-disposition", "attachment; filename=\"../../report.csv\""),
+                        ],
+                        "river,level\nRhine,2.08\n",
+                    )
+                        .into_response()
+                }),
+            )
+            .route(
                 "/to-metadata",
                 get(|| async { Redirect::temporary("http://169.254.169.254/latest/meta-data/") }),
             );

@@ -154,6 +154,8 @@ async fn a_dialog_waits_for_the_model_and_the_page_is_seen_and_driven_raw() {
             "browser_cdp",
             json!({"method": "Browser.setDownloadBehavior", "params": {"behavior": "allow"}}),
         ),
+        call("browser_navigate", json!({"url": pages.url("/files")})),
+        call("browser_click", json!({"ref": "@e1"})),
         Reply::text("done"),
     ])
     .await;
@@ -164,7 +166,7 @@ async fn a_dialog_waits_for_the_model_and_the_page_is_seen_and_driven_raw() {
     );
     assert_eq!(send(&home).await["answer"], "done");
     let r = results(&server);
-    assert_eq!(r.len(), 12, "{r:?}");
+    assert_eq!(r.len(), 14, "{r:?}");
     // The click opened a confirm(): the click returned, and the dialog is reported.
     assert_eq!(r[2]["success"], true, "{}", r[2]);
     let pending = &r[2]["pending_dialogs"][0];
@@ -207,6 +209,23 @@ async fn a_dialog_waits_for_the_model_and_the_page_is_seen_and_driven_raw() {
     assert!(fetch.contains("URL rule"), "{fetch}");
     let browser = r[11]["error"].as_str().unwrap();
     assert!(browser.contains("not allowed"), "{browser}");
+    // A download lands in the session's own result directory, under a name the page did not
+    // choose (its "../../report.csv" goes nowhere else).
+    assert_eq!(r[13]["success"], true, "{}", r[13]);
+    let results_dir = home.path().join("cache/tool-results");
+    let saved = wait::until("the download is saved", Duration::from_secs(20), || async {
+        let session = std::fs::read_dir(&results_dir).ok()?.next()?.ok()?.path();
+        let file = std::fs::read_dir(session.join("downloads"))
+            .ok()?
+            .next()?
+            .ok()?
+            .path();
+        let text = std::fs::read_to_string(&file).ok()?;
+        text.contains("Rhine").then_some(file)
+    })
+    .await;
+    assert!(!saved.to_string_lossy().contains("report.csv"), "{saved:?}");
+    assert!(!home.path().join("report.csv").exists());
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -19,6 +19,8 @@ use crate::{config::settings::DialogPolicy, policy::url::UrlPolicy};
 /// Console messages (and separately errors, and dialogs) kept per page.
 const MAX_MESSAGES: usize = 500;
 const MAX_DIALOGS: usize = 20;
+/// Downloads remembered per page.
+const MAX_DOWNLOADS: usize = 20;
 /// Characters kept of one message.
 const MAX_MESSAGE_CHARS: usize = 2_000;
 /// How long the guard's name lookups may take.
@@ -37,6 +39,8 @@ pub struct PageState {
     pub console: VecDeque<ConsoleEntry>,
     pub errors: VecDeque<ConsoleEntry>,
     pub dialogs: VecDeque<Value>,
+    /// Downloads begun (by GUID) and finished ones not yet reported to the model.
+    pub downloads: VecDeque<Download>,
     /// The dialog blocking the page under `must_respond`, until answered or timed out.
     pub pending_dialog: Option<PendingDialog>,
     dialogs_opened: u64,
@@ -48,6 +52,26 @@ pub struct PageState {
     /// Requests refused since the page was opened.
     pub refused: u64,
     pub crashed: bool,
+}
+
+/// A file the page downloaded, saved under its GUID in the downloads directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Download {
+    pub guid: String,
+    pub url: String,
+    pub suggested_name: String,
+    pub path: std::path::PathBuf,
+    /// `inProgress`, `completed` or `canceled`.
+    pub state: String,
+    /// Whether the model was told of its end.
+    pub reported: bool,
+}
+
+impl Download {
+    pub fn to_json(&self) -> Value {
+        json!({"path": self.path.display().to_string(), "suggested_name": self.suggested_name,
+               "url": self.url, "state": self.state})
+    }
 }
 
 /// A JavaScript dialog waiting for `browser_dialog`.
@@ -93,6 +117,8 @@ pub struct EventTask {
     pub loads: watch::Sender<u64>,
     /// Counts dialogs left open for the model (a click that opened one stops waiting).
     pub dialogs_opened: watch::Sender<u64>,
+    /// Where downloads are saved.
+    pub downloads: std::path::PathBuf,
 }
 
 impl EventTask {
@@ -161,6 +187,34 @@ impl EventTask {
                 self.with_state(|s| push_bounded(&mut s.errors, entry, MAX_MESSAGES));
             }
             "Page.javascriptDialogOpening" => self.dialog_opened(p),
+            "Page.downloadWillBegin" => {
+                let field = |k: &str| p.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                let guid = field("guid");
+                // The GUID names the file; anything else is not a file of the directory.
+                if guid.is_empty() || !guid.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+                    return;
+                }
+                let download = Download {
+                    path: self.downloads.join(&guid),
+                    guid,
+                    url: clip(&field("url")),
+                    suggested_name: clip(&field("suggestedFilename")),
+                    state: "inProgress".into(),
+                    reported: false,
+                };
+                self.with_state(|s| push_bounded(&mut s.downloads, download, MAX_DOWNLOADS));
+            }
+            "Page.downloadProgress" => {
+                let guid = p.get("guid").and_then(Value::as_str).unwrap_or("");
+                let state = p.get("state").and_then(Value::as_str).unwrap_or("");
+                if state != "inProgress" {
+                    self.with_state(|s| {
+                        if let Some(d) = s.downloads.iter_mut().find(|d| d.guid == guid) {
+                            d.state = state.to_string();
+                        }
+                    });
+                }
+            }
             // One dialog at a time blocks a page: whichever way it closed, none is open now.
             "Page.javascriptDialogClosed" => self.with_state(|s| s.pending_dialog = None),
             "Inspector.targetCrashed" => self.with_state(|s| s.crashed = true),

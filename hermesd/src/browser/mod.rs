@@ -266,7 +266,9 @@ impl Browsers {
         let (settings, policy) = self.settings();
         let cache = self.inner.home.join("cache");
         let profiles = cache.join("browser");
-        let downloads = cache.join("browser-downloads").join(conversation);
+        // The conversation's own result directory: read_file reaches it, and it ages and goes
+        // with the session (`maintenance::tool_results`).
+        let downloads = crate::tools::spill_dir(&self.inner.home, conversation).join("downloads");
         let start = Start {
             executable: find_executable(std::env::var_os("PATH").as_deref()),
             settings,

@@ -120,6 +120,7 @@ impl Page {
                 dialog_timeout: start.settings.dialog_timeout,
                 loads: loads_tx,
                 dialogs_opened: dialogs_tx,
+                downloads: start.downloads.clone(),
             }
             .run(events),
         );
@@ -146,10 +147,13 @@ impl Page {
                 .call(
                     None,
                     "Browser.setDownloadBehavior",
+                    // Saved under a GUID name (a page cannot choose the file name) and
+                    // reported by `Page.download*` events.
                     json!({
-                        "behavior": "allow",
+                        "behavior": "allowAndName",
                         "browserContextId": page.context,
                         "downloadPath": start.downloads.to_string_lossy(),
+                        "eventsEnabled": true,
                     }),
                     timeout,
                 )
@@ -478,6 +482,21 @@ impl Page {
     /// The dialog waiting for `browser_dialog`, if one is open.
     pub fn pending_dialog(&self) -> Option<PendingDialog> {
         self.state.lock().ok()?.pending_dialog.clone()
+    }
+
+    /// Downloads that ended since the model was last told, marked told.
+    pub fn finished_downloads(&self) -> Vec<Value> {
+        let Ok(mut s) = self.state.lock() else {
+            return Vec::new();
+        };
+        s.downloads
+            .iter_mut()
+            .filter(|d| d.state != "inProgress" && !d.reported)
+            .map(|d| {
+                d.reported = true;
+                d.to_json()
+            })
+            .collect()
     }
 
     /// An error when a dialog blocks the page (scripts and input would wait on it).

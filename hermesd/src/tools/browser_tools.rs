@@ -197,7 +197,7 @@ impl Tool for BrowserTool {
             let mut lease = browsers.lease(conversation, false).await.map_err(failed)?;
             let mut result = act(self.0, &args, &mut lease, ctx).await;
             if let (Ok(result), Ok(page)) = (&mut result, lease.page()) {
-                with_dialog(result, page);
+                with_page_news(result, page);
             }
             result
         };
@@ -237,14 +237,18 @@ async fn navigate(lease: &mut Lease, url: &str) -> Result<Value, ToolError> {
     if restarted {
         result["note"] = json!("the browser had exited and was started again");
     }
-    with_dialog(&mut result, page);
+    with_page_news(&mut result, page);
     Ok(result)
 }
 
-/// `result` with the dialog blocking the page, if one is.
-fn with_dialog(result: &mut Value, page: &Page) {
+/// `result` with the dialog blocking the page, if one is, and the downloads that ended.
+fn with_page_news(result: &mut Value, page: &Page) {
     if let Some(dialog) = page.pending_dialog() {
         result["pending_dialogs"] = json!([dialog.to_json()]);
+    }
+    let downloads = page.finished_downloads();
+    if !downloads.is_empty() {
+        result["downloads"] = json!(downloads);
     }
 }
 

@@ -1,6 +1,6 @@
 //! What a fetched body becomes for the model: HTML's main content as Markdown (dom_smoothie,
 //! a port of readability.js: navigation, ads and footers dropped; title, headings, lists,
-//! links, tables and code kept), a PDF's text (pdf-extract), plain text as it is. Bodies are
+//! links, tables and code kept; pages over 256 KB by `large.rs`), a PDF's text (pdf-extract), plain text as it is. Bodies are
 //! decoded from their charset (the header's, a byte-order mark, a `<meta>` tag, else UTF-8).
 
 use dom_smoothie::{Config, Readability, TextMode};
@@ -112,8 +112,16 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// The main content of `html` as Markdown; `url` makes relative links absolute. A page with no
-/// article-like content is converted whole, less its boilerplate tags.
+/// article-like content is converted whole, less its boilerplate tags. A very large page takes
+/// the one-pass path of `large.rs` instead of readability's scoring.
 pub fn to_markdown(html: &str, url: &str) -> Page {
+    if html.len() >= super::large::LARGE_PAGE_BYTES {
+        let page = super::large::to_markdown(html);
+        return Page {
+            markdown: unescape(&page.markdown),
+            ..page
+        };
+    }
     let cfg = Config {
         text_mode: TextMode::Markdown,
         ..Config::default()

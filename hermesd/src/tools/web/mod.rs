@@ -7,6 +7,7 @@ mod convert;
 mod ddg;
 mod extract;
 mod fetch;
+mod large;
 mod search;
 
 use std::{
