@@ -1,8 +1,8 @@
 //! `web_extract`'s conversion benchmark: a 1 MB article page (navigation, ads and a footer
 //! around about 2,000 sections of headings, paragraphs and lists) turned into Markdown by
-//! `hermesd::tools::web::to_markdown`, fetch excluded; and the same for the fixture article
-//! with a table and code. Prints a table of times and of the peak memory the conversion
-//! allocated beyond its input.
+//! `hermesd::tools::web::to_markdown`, fetch excluded (pages from 256 KB take the one-pass path);
+//! a 250 KB one, the largest readability scores; and the fixture article with a table and code.
+//! Prints a table of times and of the peak memory the conversion allocated beyond its input.
 //!
 //! `cargo run --release -p hermes-tests --bin bench-web [-- RUNS]` (RUNS: samples of each
 //! timing; default 20; CI runs 1 as a smoke test, whose numbers mean nothing).
@@ -57,6 +57,9 @@ fn main() {
         big_chars > 100_000,
         "the big page converted to {big_chars} bytes"
     );
+    // Just under the size where the one-pass path takes over: readability's worst case.
+    let edge = web_fixture::huge_article(250_000);
+    let (mut edge_times, edge_peak, _) = measure(&edge, runs);
     let (mut small_times, small_peak, _) = measure(web_fixture::ARTICLE, runs);
     let rows = vec![
         Row::from_samples(
@@ -68,6 +71,16 @@ fn main() {
             "1 MB article: peak memory allocated".into(),
             mib(big_peak),
             "< 10 MiB",
+        ),
+        Row::from_samples(
+            "250 KB article (readability, the largest it takes) → Markdown".into(),
+            &mut edge_times,
+            "",
+        ),
+        report::value_row(
+            "250 KB article: peak memory allocated".into(),
+            mib(edge_peak),
+            "",
         ),
         Row::from_samples(
             "5 KB article with table and code → Markdown".into(),

@@ -80,6 +80,16 @@ impl WebSection {
             let v = if v.is_empty() { default.to_string() } else { v };
             v.trim_end_matches('/').to_string()
         };
+        // Hermes hands pages to a third-party reader (web.extract_backend: firecrawl, tavily,
+        // exa, parallel); hermesd reads them itself, so no page leaves through a third party.
+        let extract_backend = r.text("web.extract_backend");
+        if !extract_backend.trim().is_empty() {
+            r.notice_raw(format!(
+                "web.extract_backend: {} is not used: hermesd's web_extract fetches and \
+                 converts pages itself",
+                extract_backend.trim()
+            ));
+        }
         Self {
             backend: r.text("web.backend").to_ascii_lowercase(),
             search_backend: r.text("web.search_backend").to_ascii_lowercase(),
@@ -199,6 +209,19 @@ mod tests {
         assert_eq!(
             read("web: {extract_char_limit: 40000}", &[]).extract_char_limit,
             40_000
+        );
+    }
+
+    #[test]
+    fn a_third_party_extract_backend_is_named_as_unused() {
+        let tree: serde_yaml::Value =
+            serde_yaml::from_str("web: {extract_backend: firecrawl}").unwrap();
+        let mut r = Reader::new(&tree);
+        WebSection::read(&mut r, &Env::from_pairs(std::iter::empty::<(&str, &str)>()));
+        let notices = r.into_notices();
+        assert!(
+            notices.iter().any(|n| n.contains("firecrawl is not used")),
+            "{notices:?}"
         );
     }
 }
