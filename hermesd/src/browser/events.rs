@@ -1,7 +1,7 @@
 //! What a page's events do: every paused request is judged by `policy::url` before the
 //! browser may send it (top-level navigations, their redirects and subresources alike), console
-//! messages and uncaught exceptions go into bounded buffers, dialogs are answered by
-//! `browser.dialog_policy`, and loads, new documents and crashes are recorded for the calls
+//! messages and uncaught exceptions go into bounded buffers, dialogs go to `dialogs.rs`,
+//! downloads are recorded, and loads, new documents and crashes are recorded for the calls
 //! waiting on them.
 
 use std::{
@@ -13,18 +13,18 @@ use std::{
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, watch};
 
-use super::{cdp::Cdp, cdp::Event};
+use super::{cdp::Cdp, cdp::Event, dialogs::PendingDialog};
 use crate::{config::settings::DialogPolicy, policy::url::UrlPolicy};
 
 /// Console messages (and separately errors, and dialogs) kept per page.
 const MAX_MESSAGES: usize = 500;
-const MAX_DIALOGS: usize = 20;
+pub(super) const MAX_DIALOGS: usize = 20;
 /// Downloads remembered per page.
 const MAX_DOWNLOADS: usize = 20;
 /// Characters kept of one message.
 const MAX_MESSAGE_CHARS: usize = 2_000;
 /// How long the guard's name lookups may take.
-const LOOKUP_TIMEOUT: Duration = Duration::from_secs(5);
+pub(super) const LOOKUP_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A console message or an uncaught exception.
 #[derive(Debug, Clone)]
@@ -43,7 +43,7 @@ pub struct PageState {
     pub downloads: VecDeque<Download>,
     /// The dialog blocking the page under `must_respond`, until answered or timed out.
     pub pending_dialog: Option<PendingDialog>,
-    dialogs_opened: u64,
+    pub(super) dialogs_opened: u64,
     /// The execution context of the daemon's isolated world in the current document (where
     /// the snapshot's refs live), once made.
     pub world: Option<i64>,
@@ -74,30 +74,14 @@ impl Download {
     }
 }
 
-/// A JavaScript dialog waiting for `browser_dialog`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PendingDialog {
-    pub id: String,
-    pub kind: String,
-    pub message: String,
-    pub default_prompt: String,
-}
-
-impl PendingDialog {
-    pub fn to_json(&self) -> Value {
-        json!({"id": self.id, "type": self.kind, "message": self.message,
-               "default_prompt": self.default_prompt})
-    }
-}
-
-fn push_bounded<T>(queue: &mut VecDeque<T>, item: T, max: usize) {
+pub(super) fn push_bounded<T>(queue: &mut VecDeque<T>, item: T, max: usize) {
     if queue.len() == max {
         queue.pop_front();
     }
     queue.push_back(item);
 }
 
-fn clip(text: &str) -> String {
+pub(super) fn clip(text: &str) -> String {
     match text.char_indices().nth(MAX_MESSAGE_CHARS) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_string(),
@@ -132,7 +116,7 @@ impl EventTask {
         }
     }
 
-    fn with_state(&self, f: impl FnOnce(&mut PageState)) {
+    pub(super) fn with_state(&self, f: impl FnOnce(&mut PageState)) {
         if let Ok(mut state) = self.state.lock() {
             f(&mut state);
         }
@@ -220,80 +204,6 @@ impl EventTask {
             "Inspector.targetCrashed" => self.with_state(|s| s.crashed = true),
             _ => {}
         }
-    }
-
-    /// A dialog opened: answered by the policy at once, or left for the model with a
-    /// watchdog that dismisses it after `browser.dialog_timeout_s`.
-    fn dialog_opened(&self, p: &Value) {
-        let field = |k: &str| clip(p.get(k).and_then(Value::as_str).unwrap_or(""));
-        let (kind, message) = (field("type"), field("message"));
-        let answer = match self.dialogs {
-            DialogPolicy::Accept => Some(true),
-            DialogPolicy::Dismiss => Some(false),
-            DialogPolicy::MustRespond => None,
-        };
-        let handled = match answer {
-            Some(true) => "accepted",
-            Some(false) => "dismissed",
-            None => "waiting for browser_dialog",
-        };
-        let seen = json!({"type": kind, "message": message, "handled": handled});
-        let mut pending = None;
-        self.with_state(|s| {
-            push_bounded(&mut s.dialogs, seen, MAX_DIALOGS);
-            if answer.is_none() {
-                s.dialogs_opened += 1;
-                let dialog = PendingDialog {
-                    id: format!("d-{}", s.dialogs_opened),
-                    kind: kind.clone(),
-                    message: message.clone(),
-                    default_prompt: field("defaultPrompt"),
-                };
-                s.pending_dialog = Some(dialog.clone());
-                pending = Some(dialog);
-            }
-        });
-        let cdp = self.cdp.clone();
-        let session = self.session.clone();
-        let Some(dialog) = pending else {
-            tokio::spawn(async move {
-                let params = json!({"accept": answer == Some(true)});
-                let _ = cdp
-                    .call(
-                        Some(&session),
-                        "Page.handleJavaScriptDialog",
-                        params,
-                        LOOKUP_TIMEOUT,
-                    )
-                    .await;
-            });
-            return;
-        };
-        self.dialogs_opened.send_modify(|n| *n += 1);
-        let state = Arc::clone(&self.state);
-        let timeout = self.dialog_timeout;
-        tokio::spawn(async move {
-            tokio::time::sleep(timeout).await;
-            let expired = state.lock().is_ok_and(|mut s| {
-                let same = s.pending_dialog.as_ref().is_some_and(|d| d.id == dialog.id);
-                if same {
-                    s.pending_dialog = None;
-                }
-                same
-            });
-            if expired {
-                tracing::info!(dialog = %dialog.id, "browser dialog unanswered, dismissed");
-                let params = json!({"accept": false});
-                let _ = cdp
-                    .call(
-                        Some(&session),
-                        "Page.handleJavaScriptDialog",
-                        params,
-                        LOOKUP_TIMEOUT,
-                    )
-                    .await;
-            }
-        });
     }
 
     /// Let a paused request go on, or fail it when the URL rule refuses it.

@@ -7,6 +7,7 @@
 
 mod actions;
 mod cdp;
+mod dialogs;
 mod events;
 mod launch;
 mod page;

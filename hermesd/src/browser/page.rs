@@ -14,23 +14,23 @@ use tokio::sync::watch;
 use super::{
     BrowserError, Start,
     cdp::Cdp,
-    events::{EventTask, PageState, PendingDialog},
+    dialogs::changed,
+    events::{EventTask, PageState},
     launch::{self, Launched},
-    snapshot::{self, Snapshot},
 };
 
 /// A browser and the one page a session drives in it.
 #[derive(Debug)]
 pub struct Page {
-    cdp: Cdp,
-    session: String,
-    target: String,
+    pub(super) cdp: Cdp,
+    pub(super) session: String,
+    pub(super) target: String,
     context: String,
     process: Option<Launched>,
     pub state: Arc<Mutex<PageState>>,
     loads: watch::Receiver<u64>,
-    dialogs_opened: watch::Receiver<u64>,
-    timeout: Duration,
+    pub(super) dialogs_opened: watch::Receiver<u64>,
+    pub(super) timeout: Duration,
     /// Whether anything was loaded yet (the tools need a `browser_navigate` first).
     pub navigated: bool,
 }
@@ -320,116 +320,19 @@ impl Page {
         Ok((get(0), get(1)))
     }
 
-    /// The page as text with refs (see `snapshot.rs`).
-    pub async fn snapshot(&self, full: bool) -> Result<Snapshot, BrowserError> {
-        if let Some(dialog) = self.pending_dialog() {
-            return Ok(Snapshot {
-                text: format!(
-                    "A JavaScript {} dialog blocks the page: {:?} (id {}). Answer it with \
-                     browser_dialog (accept or dismiss) before anything else.\n",
-                    dialog.kind, dialog.message, dialog.id
-                ),
-                elements: 0,
-            });
-        }
-        let args = json!([{"value": full}, {"value": snapshot::MAX_REFS},
-                          {"value": snapshot::MAX_NAME_CHARS}]);
-        let answer = self.in_world(snapshot::SCRIPT, args, true).await?;
-        let value = answer.pointer("/result/value").unwrap_or(&Value::Null);
-        Snapshot::from_answer(value).ok_or_else(|| {
-            BrowserError::Protocol("the snapshot script answered something else".into())
-        })
-    }
-
-    /// The JavaScript object of element `r`, or why there is none.
-    pub async fn element(&self, r: &str) -> Result<String, BrowserError> {
-        let unknown = || {
-            BrowserError::Arguments(format!(
-                "unknown ref {r}: take a browser_snapshot and use a ref from it"
-            ))
+    /// Downloads that ended since the model was last told, marked told.
+    pub fn finished_downloads(&self) -> Vec<Value> {
+        let Ok(mut s) = self.state.lock() else {
+            return Vec::new();
         };
-        let n = snapshot::ref_number(r).ok_or_else(unknown)?;
-        let answer = self
-            .in_world(snapshot::ELEMENT_SCRIPT, json!([{"value": n}]), false)
-            .await?;
-        let result = answer.get("result").unwrap_or(&Value::Null);
-        match (
-            result.get("objectId").and_then(Value::as_str),
-            result.get("value").and_then(Value::as_str),
-        ) {
-            (Some(object), _) => Ok(object.to_string()),
-            (None, Some("gone")) => Err(BrowserError::Page(format!(
-                "element {r} is no longer on the page: take a new browser_snapshot"
-            ))),
-            _ => Err(unknown()),
-        }
-    }
-
-    /// Call `function` in the daemon's isolated world of the current document (made on first
-    /// use, made again when a navigation replaced it); the raw answer.
-    pub(super) async fn in_world(
-        &self,
-        function: &str,
-        args: Value,
-        by_value: bool,
-    ) -> Result<Value, BrowserError> {
-        self.blocked()?;
-        for attempt in 0..2 {
-            let world = self.state.lock().ok().and_then(|s| s.world);
-            let context = match world {
-                Some(context) => context,
-                None => self.make_world().await?,
-            };
-            let answer = self
-                .call(
-                    "Runtime.callFunctionOn",
-                    json!({"functionDeclaration": function, "executionContextId": context,
-                           "arguments": args, "returnByValue": by_value}),
-                )
-                .await;
-            match answer {
-                Ok(answer) => {
-                    if let Some(details) = answer.get("exceptionDetails") {
-                        let text = details
-                            .pointer("/exception/description")
-                            .and_then(Value::as_str)
-                            .unwrap_or("the page script threw");
-                        return Err(BrowserError::Page(text.to_string()));
-                    }
-                    return Ok(answer);
-                }
-                // The document (and its world) went away between the lookup and the call.
-                Err(BrowserError::Protocol(e)) if attempt == 0 && e.contains("context") => {
-                    if let Ok(mut s) = self.state.lock()
-                        && s.world == Some(context)
-                    {
-                        s.world = None;
-                    }
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Err(BrowserError::Page(
-            "the page kept changing while it was read; try again".into(),
-        ))
-    }
-
-    async fn make_world(&self) -> Result<i64, BrowserError> {
-        let made = self
-            .call(
-                "Page.createIsolatedWorld",
-                json!({"frameId": self.target, "worldName": snapshot::WORLD,
-                       "grantUniveralAccess": false}),
-            )
-            .await?;
-        let context = made
-            .get("executionContextId")
-            .and_then(Value::as_i64)
-            .ok_or_else(|| BrowserError::Protocol("the browser made no isolated world".into()))?;
-        if let Ok(mut s) = self.state.lock() {
-            s.world = Some(context);
-        }
-        Ok(context)
+        s.downloads
+            .iter_mut()
+            .filter(|d| d.state != "inProgress" && !d.reported)
+            .map(|d| {
+                d.reported = true;
+                d.to_json()
+            })
+            .collect()
     }
 
     /// Call `function` (JavaScript source) with `this` = the object `object`.
@@ -463,97 +366,6 @@ impl Page {
             .pointer("/result/value")
             .cloned()
             .unwrap_or(Value::Null))
-    }
-}
-
-impl Page {
-    /// Send user input (`Input.*`): done when the browser took it, or when it opened a dialog
-    /// (which holds the browser's answer until the dialog is closed).
-    pub async fn act(&self, method: &str, params: Value) -> Result<(), BrowserError> {
-        self.blocked()?;
-        let mut opened = self.dialogs_opened.clone();
-        opened.borrow_and_update();
-        tokio::select! {
-            answer = self.call(method, params) => answer.map(|_| ()),
-            () = changed(&mut opened) => Ok(()),
-        }
-    }
-
-    /// The dialog waiting for `browser_dialog`, if one is open.
-    pub fn pending_dialog(&self) -> Option<PendingDialog> {
-        self.state.lock().ok()?.pending_dialog.clone()
-    }
-
-    /// Downloads that ended since the model was last told, marked told.
-    pub fn finished_downloads(&self) -> Vec<Value> {
-        let Ok(mut s) = self.state.lock() else {
-            return Vec::new();
-        };
-        s.downloads
-            .iter_mut()
-            .filter(|d| d.state != "inProgress" && !d.reported)
-            .map(|d| {
-                d.reported = true;
-                d.to_json()
-            })
-            .collect()
-    }
-
-    /// An error when a dialog blocks the page (scripts and input would wait on it).
-    fn blocked(&self) -> Result<(), BrowserError> {
-        match self.pending_dialog() {
-            None => Ok(()),
-            Some(d) => Err(BrowserError::Page(format!(
-                "a JavaScript {} dialog blocks the page ({:?}, id {}): answer it with \
-                 browser_dialog first",
-                d.kind, d.message, d.id
-            ))),
-        }
-    }
-
-    /// Answer the open dialog (`dialog_id`, when given, must name it): accept, with
-    /// `prompt_text` for a `prompt()`, or dismiss.
-    pub async fn answer_dialog(
-        &self,
-        accept: bool,
-        prompt_text: Option<&str>,
-        dialog_id: Option<&str>,
-    ) -> Result<PendingDialog, BrowserError> {
-        let dialog = {
-            let mut state = self
-                .state
-                .lock()
-                .map_err(|_| BrowserError::Page("the page's state is unusable".into()))?;
-            match (&state.pending_dialog, dialog_id) {
-                (None, _) => {
-                    return Err(BrowserError::Arguments(
-                        "no dialog is open on the page".into(),
-                    ));
-                }
-                (Some(d), Some(id)) if d.id != id.trim() => {
-                    return Err(BrowserError::Arguments(format!(
-                        "no dialog {id} is open; the open one is {}",
-                        d.id
-                    )));
-                }
-                _ => {}
-            }
-            state.pending_dialog.take()
-        };
-        let dialog = dialog.ok_or_else(|| BrowserError::Arguments("no dialog is open".into()))?;
-        let mut params = json!({"accept": accept});
-        if accept && dialog.kind == "prompt" {
-            params["promptText"] = json!(prompt_text.unwrap_or(""));
-        }
-        self.call("Page.handleJavaScriptDialog", params).await?;
-        Ok(dialog)
-    }
-}
-
-/// Resolves when `opened` changes; never when its sender is gone.
-async fn changed(opened: &mut watch::Receiver<u64>) {
-    if opened.changed().await.is_err() {
-        std::future::pending::<()>().await;
     }
 }
 
