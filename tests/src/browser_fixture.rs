@@ -95,6 +95,13 @@ impl Pages {
                 get(|| async { ([("content-type", "image/png")], PIXEL).into_response() }),
             )
             .route(
+                "/ws-probe",
+                get(|| async {
+                    Html("<!doctype html><title>Probe</title><script>\
+                          new WebSocket('ws://169.254.169.254:80/');</script>")
+                }),
+            )
+            .route(
                 "/files",
                 get(|| async {
                     Html("<!doctype html><title>Files</title>\

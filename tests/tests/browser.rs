@@ -283,6 +283,9 @@ async fn navigations_to_refused_addresses_and_redirects_to_them_are_blocked() {
             json!({"url": pages.url("/to-metadata")}),
         ),
         call("browser_console", json!({"expression": "location.href"})),
+        // A page's WebSocket is not paused by the request guard: the browser's own proxy
+        // judges its connection.
+        call("browser_navigate", json!({"url": pages.url("/ws-probe")})),
         Reply::text("refused"),
     ])
     .await;
@@ -293,6 +296,19 @@ async fn navigations_to_refused_addresses_and_redirects_to_them_are_blocked() {
     assert!(redirect.starts_with("Blocked:"), "{redirect}");
     assert!(redirect.contains("169.254.169.254"), "{redirect}");
     assert_eq!(r[1]["result"], "about:blank", "{}", r[1]);
+    assert_eq!(r[2]["success"], true, "{}", r[2]);
+    let log = home.path().join("logs/hermesd.log");
+    wait::until(
+        "the proxy refuses the page's WebSocket to the metadata address",
+        Duration::from_secs(20),
+        || async {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            text.lines()
+                .any(|l| l.contains("browser connection refused") && l.contains("169.254.169.254"))
+                .then_some(())
+        },
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]

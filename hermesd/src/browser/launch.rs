@@ -18,7 +18,8 @@ use tokio::{
     process::{Child, Command},
 };
 
-use super::BrowserError;
+use super::{BrowserError, proxy::Proxy};
+use crate::policy::url::UrlPolicy;
 
 /// The executables tried, in order (Hermes' list).
 pub const EXECUTABLES: &[&str] = &[
@@ -64,6 +65,8 @@ pub struct Launched {
     pub profile: PathBuf,
     /// The browser's DevTools WebSocket URL.
     pub ws_url: String,
+    /// The proxy every connection of the browser goes through; ends with it.
+    _proxy: Proxy,
 }
 
 impl Launched {
@@ -96,8 +99,15 @@ async fn remove_profile(profile: PathBuf) {
     let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(profile)).await;
 }
 
-/// Start `exe` headless with a new profile under `root`, within `timeout`.
-pub async fn launch(exe: &Path, root: &Path, timeout: Duration) -> Result<Launched, BrowserError> {
+/// Start `exe` headless with a new profile under `root`, within `timeout`, connecting only
+/// through a proxy of its own that judges every connection by `policy`.
+pub async fn launch(
+    exe: &Path,
+    root: &Path,
+    timeout: Duration,
+    policy: UrlPolicy,
+) -> Result<Launched, BrowserError> {
+    let proxy = Proxy::start(policy).await?;
     let profile = new_profile(root)?;
     let mut command = Command::new(exe);
     command
@@ -120,6 +130,7 @@ pub async fn launch(exe: &Path, root: &Path, timeout: Duration) -> Result<Launch
             "--mute-audio",
             "--password-store=basic",
         ]);
+    command.args(proxy.browser_args());
     if needs_no_sandbox() {
         command.arg("--no-sandbox");
     }
@@ -176,6 +187,7 @@ pub async fn launch(exe: &Path, root: &Path, timeout: Duration) -> Result<Launch
                 pgid,
                 profile,
                 ws_url,
+                _proxy: proxy,
             });
         }
         let left = timeout.saturating_sub(started.elapsed());

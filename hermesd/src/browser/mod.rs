@@ -11,6 +11,7 @@ mod dialogs;
 mod events;
 mod launch;
 mod page;
+mod proxy;
 mod raw;
 mod screenshot;
 mod snapshot;

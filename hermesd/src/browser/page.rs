@@ -44,7 +44,7 @@ impl Page {
                 .executable
                 .as_deref()
                 .ok_or_else(|| BrowserError::Start(super::unavailable_reason().to_string()))?;
-            let launched = launch::launch(exe, &start.profiles, timeout).await?;
+            let launched = launch::launch(exe, &start.profiles, timeout, start.policy).await?;
             (launched.ws_url.clone(), Some(launched))
         } else {
             (
