@@ -190,9 +190,14 @@ impl Browsers {
             .collect()
     }
 
-    /// Hold `conversation`'s page for one call; `create` starts a browser when there is none
-    /// (or the one there died), else a missing page is an error telling the model to navigate.
-    pub async fn lease(&self, conversation: &str, create: bool) -> Result<Lease, BrowserError> {
+    /// Hold `conversation`'s page for one call. `create` (the directory its downloads go to,
+    /// the session's own) starts a browser when there is none (or the one there died); without
+    /// it a missing page is an error telling the model to navigate.
+    pub async fn lease(
+        &self,
+        conversation: &str,
+        create: Option<&Path>,
+    ) -> Result<Lease, BrowserError> {
         if self.inner.closing.is_cancelled() {
             return Err(BrowserError::Page("the daemon is stopping".into()));
         }
@@ -204,7 +209,7 @@ impl Browsers {
                 .map_err(|_| BrowserError::Page("the browser table is unusable".into()))?;
             match slots.get(conversation) {
                 Some(slot) => Arc::clone(slot),
-                None if !create => return Err(no_page()),
+                None if create.is_none() => return Err(no_page()),
                 None if slots.len() >= MAX_BROWSERS => {
                     return Err(BrowserError::Page(format!(
                         "{MAX_BROWSERS} browsers are open already (one per conversation); \
@@ -236,7 +241,7 @@ impl Browsers {
             restarted = true;
         }
         if guard.is_none() {
-            if !create {
+            let Some(downloads) = create else {
                 drop(guard);
                 self.forget(conversation, &slot);
                 return Err(if restarted {
@@ -246,8 +251,8 @@ impl Browsers {
                 } else {
                     no_page()
                 });
-            }
-            match self.open(conversation).await {
+            };
+            match self.open(downloads).await {
                 Ok(page) => *guard = Some(page),
                 Err(e) => {
                     drop(guard);
@@ -264,13 +269,11 @@ impl Browsers {
         })
     }
 
-    async fn open(&self, conversation: &str) -> Result<Page, BrowserError> {
+    async fn open(&self, downloads: &Path) -> Result<Page, BrowserError> {
         let (settings, policy) = self.settings();
         let cache = self.inner.home.join("cache");
         let profiles = cache.join("browser");
-        // The conversation's own result directory: read_file reaches it, and it ages and goes
-        // with the session (`maintenance::tool_results`).
-        let downloads = crate::tools::spill_dir(&self.inner.home, conversation).join("downloads");
+        let downloads = downloads.to_path_buf();
         let start = Start {
             executable: find_executable(std::env::var_os("PATH").as_deref()),
             settings,

@@ -191,10 +191,16 @@ impl Tool for BrowserTool {
                 crate::browser::check_url(&browsers.policy(), &url)
                     .await
                     .map_err(ToolError::Failed)?;
-                let mut lease = browsers.lease(conversation, true).await.map_err(failed)?;
+                // Downloads go to the session's own result directory: read_file reaches it,
+                // and it ages and goes with the session (`maintenance::tool_results`).
+                let downloads = ctx.settings.spill_dir.join("downloads");
+                let mut lease = browsers
+                    .lease(conversation, Some(&downloads))
+                    .await
+                    .map_err(failed)?;
                 return navigate(&mut lease, &url).await;
             }
-            let mut lease = browsers.lease(conversation, false).await.map_err(failed)?;
+            let mut lease = browsers.lease(conversation, None).await.map_err(failed)?;
             let mut result = act(self.0, &args, &mut lease, ctx).await;
             if let (Ok(result), Ok(page)) = (&mut result, lease.page()) {
                 with_page_news(result, page);

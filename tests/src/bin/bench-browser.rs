@@ -36,7 +36,10 @@ async fn main() {
     let browsers = Browsers::new(home.path());
     browsers.apply(&BrowserSection::default(), true);
     let started = Instant::now();
-    let mut lease = browsers.lease("bench", true).await.unwrap();
+    let mut lease = browsers
+        .lease("bench", Some(&home.path().join("downloads")))
+        .await
+        .unwrap();
     let page = lease.page().unwrap();
     page.navigate(&pages.url(&format!("/big?n={ELEMENTS}")))
         .await
