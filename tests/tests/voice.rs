@@ -240,7 +240,7 @@ async fn a_speech_command_that_fails_hangs_or_gets_too_much_text_is_bounded() {
     home.ctl_async(&["status"]).await.ok();
 
     let sent = home.ctl_async(&["send", "speak it"]).await;
-    assert!(sent.stdout.contains("one"), "{}", sent.stdout);
+    assert!(sent.stdout().contains("one"), "{}", sent.stdout());
     let result = asked(&llm, 1);
     assert!(
         result.contains("TTS provider 'scripted' exited with code 4: stderr: boom"),
@@ -249,7 +249,7 @@ async fn a_speech_command_that_fails_hangs_or_gets_too_much_text_is_bounded() {
 
     let started = std::time::Instant::now();
     let sent = home.ctl_async(&["send", "speak again"]).await;
-    assert!(sent.stdout.contains("two"), "{}", sent.stdout);
+    assert!(sent.stdout().contains("two"), "{}", sent.stdout());
     assert!(started.elapsed() < Duration::from_secs(20));
     let result = asked(&llm, 3);
     assert!(result.contains("timed out after 2s"), "{result}");
@@ -265,7 +265,7 @@ async fn a_speech_command_that_fails_hangs_or_gets_too_much_text_is_bounded() {
     assert!(!alive, "the hung command {pid} was killed");
 
     let sent = home.ctl_async(&["send", "speak the long one"]).await;
-    assert!(sent.stdout.contains("three"), "{}", sent.stdout);
+    assert!(sent.stdout().contains("three"), "{}", sent.stdout());
     let result = asked(&llm, 5);
     let value: serde_json::Value = serde_json::from_str(
         llm.requests()[5].body["messages"]

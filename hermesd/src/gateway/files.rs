@@ -72,7 +72,7 @@ pub async fn with_files(gateway: &Gateway, link: &Link, row: &InboundRow) -> Fet
         text.push_str(&note);
         text.push('\n');
     }
-    fetched.text = text.trim_end().to_string();
+    fetched.text = text.trim().to_string();
     fetched
 }
 
