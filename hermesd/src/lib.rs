@@ -25,6 +25,7 @@ pub mod startup;
 pub mod state;
 pub mod store;
 pub mod tools;
+pub mod voice;
 
 use std::sync::Arc;
 

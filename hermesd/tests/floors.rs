@@ -25,6 +25,7 @@ const FLOORS: &[(&str, u32)] = &[
     ("memory", 6),
     ("skills", 6),
     ("mcp", 6),
+    ("voice", 6),
     ("tools", 7),
     ("agent", 8),
     ("cron", 9),

@@ -93,6 +93,13 @@ pub const COMMANDS: &[Command] = &[
         Everywhere,
     ),
     command(
+        "voice",
+        &[],
+        "[on|off|tts|status]",
+        "spoken replies: to voice messages (on), to every message (tts), or none (off)",
+        Gateway,
+    ),
+    command(
         "stop",
         &["cancel"],
         "",

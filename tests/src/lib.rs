@@ -3,6 +3,7 @@
 //! Panicking is how this code reports a broken test setup, so `expect` is allowed here.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod audio;
 pub mod browser_fixture;
 pub mod counting;
 pub mod daemon;

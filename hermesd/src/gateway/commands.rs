@@ -164,6 +164,7 @@ async fn builtin(
     Some(match name {
         "help" => help(gateway).await,
         "sethome" => set_home(gateway, link, row).await,
+        "voice" => super::voice_mode::command(gateway, link.platform(), &row.chat_id, rest).await,
         "new" => {
             if let Some(live) = &live {
                 live.interrupt_for("a new session was started");

@@ -1,7 +1,8 @@
 //! Files users send: each attachment of a stored message fetched from the platform (at most
 //! [`MAX_FILE_BYTES`]), saved under `$HERMES_HOME/cache/gateway/<chat>/` with a sanitised name
 //! (0600, never overwriting, never through a linked directory), and named to the agent by its
-//! path in the message text.
+//! path in the message text. A voice message or audio file is transcribed (`voice.rs`): the
+//! transcript becomes the text of the turn, as in Hermes.
 
 use std::path::Path;
 
@@ -11,11 +12,26 @@ use crate::store::InboundRow;
 /// Largest attachment fetched (the Bot API's own download limit).
 pub const MAX_FILE_BYTES: u64 = 20 << 20;
 
+/// A message with its attachments fetched.
+#[derive(Debug, Default)]
+pub struct Fetched {
+    /// The text of the turn.
+    pub text: String,
+    /// The transcripts of its voice messages and audio files, for the echo.
+    pub transcripts: Vec<String>,
+    /// Why a voice message or audio file could not be transcribed, for the user.
+    pub problems: Vec<String>,
+    /// Whether it held a voice message (spoken replies follow `/voice on`).
+    pub voice: bool,
+}
+
 /// The message's text with each attachment fetched, saved under the home's cache for this chat
-/// (name sanitised, size capped) and named by its path.
-pub async fn with_files(gateway: &Gateway, link: &Link, row: &InboundRow) -> String {
+/// (name sanitised, size capped) and named by its path; voice and audio transcribed.
+pub async fn with_files(gateway: &Gateway, link: &Link, row: &InboundRow) -> Fetched {
+    let mut fetched = Fetched::default();
     if !row.text.contains(ATTACHMENT_MARK) {
-        return row.text.clone();
+        fetched.text = row.text.clone();
+        return fetched;
     }
     let mut text = String::new();
     for line in row.text.lines() {
@@ -42,8 +58,12 @@ pub async fn with_files(gateway: &Gateway, link: &Link, row: &InboundRow) -> Str
             file_name: name.to_string(),
             size: 0,
         };
+        fetched.voice |= kind == "voice";
         let note = match link.adapter.fetch_file(&attachment, MAX_FILE_BYTES).await {
             Ok(bytes) => match save_file(gateway, row, &attachment, bytes).await {
+                Ok(path) if matches!(kind, "voice" | "audio") => {
+                    super::voice::heard(gateway, kind, &path, &mut fetched).await
+                }
                 Ok(path) => format!("[The user sent a {kind}, saved at {path}]"),
                 Err(e) => format!("[The user sent a {kind}; it could not be saved: {e}]"),
             },
@@ -52,7 +72,8 @@ pub async fn with_files(gateway: &Gateway, link: &Link, row: &InboundRow) -> Str
         text.push_str(&note);
         text.push('\n');
     }
-    text.trim_end().to_string()
+    fetched.text = text.trim().to_string();
+    fetched
 }
 
 /// `name` safe as one file name: no path separators, no leading dots, at most 100 characters.

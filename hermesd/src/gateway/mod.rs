@@ -4,7 +4,8 @@
 //! conversation (`inbound.rs`, `routing.rs`), and each chat's messages run in order through the
 //! hub like any client's (`chats.rs`), answered by a streamed message that is edited as the
 //! answer grows (`reply.rs`) and delivered through the outbox (`outbox.rs`), which a restart
-//! finishes (`recovery.rs`). What it keeps is bounded (`retention.rs`).
+//! finishes (`recovery.rs`). What it keeps is bounded (`retention.rs`). Voice messages are
+//! transcribed and replies spoken (`voice.rs`).
 
 pub mod access;
 pub mod adapter;
@@ -29,6 +30,8 @@ pub mod split;
 pub mod status;
 mod supervisor;
 pub mod telegram;
+mod voice;
+mod voice_mode;
 pub mod webhook;
 
 use std::{path::PathBuf, sync::Arc};

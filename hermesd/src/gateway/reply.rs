@@ -100,16 +100,23 @@ fn place_of(link: &Link, row: &InboundRow) -> store::ChatPlace {
 
 /// Answer a stored message from start to delivered answer.
 pub async fn answer(gateway: &Arc<Gateway>, link: &Arc<Link>, row: InboundRow) {
-    let text = super::files::with_files(gateway, link, &row).await;
-    run_turn(gateway, link, &row, text).await;
+    let fetched = super::files::with_files(gateway, link, &row).await;
+    super::voice::echo(gateway, link, &row, &fetched).await;
+    run_turn_heard(gateway, link, &row, fetched.text, fetched.voice).await;
 }
 
 /// Run a turn of `text` for the chat of `row` and deliver its answer.
-pub async fn run_turn(
+pub async fn run_turn(gateway: &Arc<Gateway>, link: &Arc<Link>, row: &InboundRow, text: String) {
+    run_turn_heard(gateway, link, row, text, false).await;
+}
+
+/// [`run_turn`] for a message that was spoken (`voice`) or typed.
+async fn run_turn_heard(
     gateway: &Arc<Gateway>,
     link: &Arc<Link>,
     row: &InboundRow,
     mut text: String,
+    voice: bool,
 ) {
     let chat = chat_of(row);
     let session = match conversation(gateway, &row.session_key).await {
@@ -183,14 +190,27 @@ pub async fn run_turn(
         stop: None,
         delegated: None,
     };
+    let conversation = session.conversation_id.clone();
     let submitted = agent::submit(runner, session, chain, input);
+    let mut spoken = None;
     let ended = match submitted {
         Submitted::Steered => Ended::Steered,
         Submitted::Turn(handle) => {
-            let mut stream = Stream::new(gateway, link, row, chat);
-            stream.follow(events, &turn_id, handle).await
+            let mut stream = Stream::new(gateway, link, row, chat.clone());
+            let ended = stream.follow(events, &turn_id, handle).await;
+            spoken = stream.answered.take().map(|text| (text, stream.tts_calls));
+            ended
         }
     };
+    if let Some((text, tts_calls)) = spoken {
+        let turn = super::voice::Turn {
+            conversation,
+            answer: text,
+            tts_calls,
+            voice_input: voice,
+        };
+        super::voice::after_turn(gateway, link, row, &chat, turn).await;
+    }
     drop(_interactive);
     runner.hub.release(live);
     let id = row.id;
@@ -249,6 +269,10 @@ struct Stream<'a> {
     shown: String,
     next_edit: Instant,
     interval: Duration,
+    /// The final answer, once the turn finished with one (not a failure or a stop).
+    answered: Option<String>,
+    /// The `text_to_speech` calls of the turn, whose audio goes to the chat.
+    tts_calls: Vec<String>,
 }
 
 impl<'a> Stream<'a> {
@@ -270,6 +294,8 @@ impl<'a> Stream<'a> {
             shown: String::new(),
             next_edit: Instant::now(),
             interval,
+            answered: None,
+            tts_calls: Vec::new(),
         }
     }
 
@@ -316,7 +342,10 @@ impl<'a> Stream<'a> {
         let text = match joined {
             Ok(Ok(outcome)) => match outcome.end {
                 TurnEnd::Finished if outcome.answer.trim().is_empty() => "(no answer)".to_string(),
-                TurnEnd::Finished => outcome.answer,
+                TurnEnd::Finished => {
+                    self.answered = Some(outcome.answer.clone());
+                    outcome.answer
+                }
                 TurnEnd::Interrupted if self.gateway.runner.hub.is_stopping() => {
                     return Ended::Stopping;
                 }
@@ -345,10 +374,14 @@ impl<'a> Stream<'a> {
             Kind::ApprovalRequested(asked) => {
                 super::approvals::ask(self.gateway, self.link, self.row, &self.chat, asked).await;
             }
+            Kind::ToolStarted(started) if started.name == "text_to_speech" => {
+                self.tts_calls.push(started.call_id.clone());
+            }
             Kind::TurnFinished(done) => {
                 let text = if done.final_text.trim().is_empty() {
                     "(no answer)".to_string()
                 } else {
+                    self.answered = Some(done.final_text.clone());
                     done.final_text.clone()
                 };
                 self.finish(&text).await;

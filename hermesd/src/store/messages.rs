@@ -144,3 +144,23 @@ pub fn recent_exchange_messages(
     rows.reverse();
     Ok(rows)
 }
+
+/// The content of the tool result answering `call_id` in conversation `conversation` (any of its
+/// segments), if stored.
+pub fn tool_result_in_conversation(
+    conn: &Connection,
+    conversation: &str,
+    call_id: &str,
+) -> Result<Option<String>, StoreError> {
+    use rusqlite::OptionalExtension;
+    conn.query_row(
+        "SELECT content FROM messages
+         WHERE role = 'tool' AND tool_call_id = ?2 AND session_id IN
+             (SELECT id FROM sessions WHERE id = ?1 OR conversation_id = ?1)
+         ORDER BY id DESC LIMIT 1",
+        params![conversation, call_id],
+        |row| row.get(0),
+    )
+    .optional()
+    .map_err(StoreError::sql("read a tool result"))
+}

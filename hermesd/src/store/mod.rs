@@ -54,6 +54,7 @@ pub use gateway_places::{
 };
 pub use messages::{
     MessageRow, NewMessage, append_message, list_messages, recent_exchange_messages,
+    tool_result_in_conversation,
 };
 pub use pairing::{
     PairingRow, delete_pairing, pairing, pairing_failures, pairings, prune_pairing_requests,

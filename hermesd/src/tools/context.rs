@@ -199,6 +199,8 @@ pub struct ToolServices {
     pub browsers: crate::browser::Browsers,
     /// The web tools' settings and HTTP clients (built on first use).
     pub web: super::web::WebServices,
+    /// Speech settings and the speech endpoints' client (built on first use).
+    pub voice: crate::voice::Voice,
 }
 
 impl std::fmt::Debug for ToolServices {
@@ -232,6 +234,7 @@ impl ToolServices {
             delegation: std::sync::OnceLock::new(),
             browsers,
             web: super::web::WebServices::default(),
+            voice: crate::voice::Voice::default(),
         }
     }
 
@@ -307,6 +310,7 @@ impl ToolServices {
             .apply(&settings.browser, settings.security.allow_private_urls);
         self.web
             .apply(&settings.web, settings.security.allow_private_urls);
+        self.voice.apply(&settings.stt, &settings.tts);
     }
 
     /// The command rules in force.

@@ -26,6 +26,7 @@ mod skill_tools;
 mod spill;
 mod terminal_tools;
 mod todo;
+mod tts_tool;
 pub mod web;
 mod write_guard;
 
@@ -115,7 +116,7 @@ pub fn optional_str<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
 
 /// The builtin tools of this daemon, in registry order.
 pub fn builtin_tools() -> Vec<std::sync::Arc<dyn Tool>> {
-    let builtin: [std::sync::Arc<dyn Tool>; 19] = [
+    let builtin: [std::sync::Arc<dyn Tool>; 20] = [
         std::sync::Arc::new(terminal_tools::TerminalTool),
         std::sync::Arc::new(terminal_tools::ProcessTool),
         std::sync::Arc::new(file_tools::ReadFileTool),
@@ -135,6 +136,7 @@ pub fn builtin_tools() -> Vec<std::sync::Arc<dyn Tool>> {
         std::sync::Arc::new(delegate_tool::DelegateTaskTool),
         std::sync::Arc::new(web::WebSearchTool),
         std::sync::Arc::new(web::WebExtractTool),
+        std::sync::Arc::new(tts_tool::TextToSpeechTool),
     ];
     builtin
         .into_iter()

@@ -41,6 +41,47 @@ pub(super) fn send_message(world: &mut World, params: &Params) -> Outcome {
     Ok(Answer::new(json))
 }
 
+/// `sendVoice`, `sendAudio` and `sendDocument` with the file uploaded as the form field `field`
+/// (a `file_id` string is not taken: this fake keeps only uploads).
+pub(super) fn send_file(world: &mut World, params: &Params, method: &str, field: &str) -> Outcome {
+    let chat_id = target_chat(world, params)?;
+    let part = params
+        .files()
+        .iter()
+        .find(|f| f.field == field)
+        .cloned()
+        .ok_or_else(|| ApiError::bad(format!("there is no {field} in the request")))?;
+    if part.bytes.is_empty() {
+        return Err(ApiError::bad("file must be non-empty"));
+    }
+    let bot = world.bot.clone();
+    world.next_file += 1;
+    let file_id = format!("upload-{}", world.next_file);
+    let chat = world
+        .chats
+        .get_mut(&chat_id)
+        .ok_or_else(|| ApiError::bad("chat not found"))?;
+    let id = chat.next_message_id();
+    let json = serde_json::json!({
+        "message_id": id,
+        "date": now(),
+        "chat": chat.json,
+        "from": bot,
+        field: {"file_id": file_id, "file_unique_id": file_id, "duration": 1,
+                "file_size": part.bytes.len(), "file_name": part.file_name},
+    });
+    world.uploads.push(super::Upload {
+        method: method.to_owned(),
+        chat_id,
+        message_id: id,
+        thread_id: params.int("message_thread_id"),
+        file_name: part.file_name,
+        content_type: part.content_type,
+        bytes: part.bytes,
+    });
+    Ok(Answer::new(json))
+}
+
 /// `editMessageText`.
 pub(super) fn edit_message_text(world: &mut World, params: &Params) -> Outcome {
     let raw = params.str("text").unwrap_or_default();

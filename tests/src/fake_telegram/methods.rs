@@ -31,6 +31,9 @@ pub(super) enum Method {
     SendChatAction,
     AnswerCallbackQuery,
     GetFile,
+    SendVoice,
+    SendAudio,
+    SendDocument,
 }
 
 impl Method {
@@ -52,6 +55,9 @@ impl Method {
             "sendchataction" => Self::SendChatAction,
             "answercallbackquery" => Self::AnswerCallbackQuery,
             "getfile" => Self::GetFile,
+            "sendvoice" => Self::SendVoice,
+            "sendaudio" => Self::SendAudio,
+            "senddocument" => Self::SendDocument,
             _ => return None,
         })
     }
@@ -77,6 +83,9 @@ pub(super) fn call(world: &mut World, method: Method, params: &Params) -> Outcom
             Ok(Answer::new(Value::Bool(true)))
         }
         Method::SendMessage => messages::send_message(world, params),
+        Method::SendVoice => messages::send_file(world, params, "sendVoice", "voice"),
+        Method::SendAudio => messages::send_file(world, params, "sendAudio", "audio"),
+        Method::SendDocument => messages::send_file(world, params, "sendDocument", "document"),
         Method::EditMessageText => messages::edit_message_text(world, params),
         Method::EditMessageReplyMarkup => messages::edit_message_reply_markup(world, params),
         Method::DeleteMessage => messages::delete_message(world, params),

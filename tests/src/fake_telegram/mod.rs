@@ -37,8 +37,10 @@ mod webhook;
 #[cfg(test)]
 mod tests;
 
+pub use params::{FilePart, form_data};
 pub use types::{
-    Call, CallbackAnswer, Chat, ChatAction, ChatKind, Fault, Incoming, Pushed, SentMessage, User,
+    Call, CallbackAnswer, Chat, ChatAction, ChatKind, Fault, Incoming, Pushed, SentMessage, Upload,
+    User,
 };
 pub use view::StateView;
 

@@ -9,7 +9,23 @@ use super::reply::ApiError;
 
 /// The merged parameters of one request.
 #[derive(Clone, Debug, Default)]
-pub(super) struct Params(Map<String, Value>);
+pub(super) struct Params(Map<String, Value>, Vec<FilePart>);
+
+/// A file part of a `multipart/form-data` body.
+#[derive(Clone, Debug)]
+pub struct FilePart {
+    pub field: String,
+    pub file_name: String,
+    pub content_type: String,
+    pub bytes: bytes::Bytes,
+}
+
+/// The text fields and file parts of a `multipart/form-data` body; `None` when it does not parse.
+pub fn form_data(content_type: &str, body: &[u8]) -> Option<(Map<String, Value>, Vec<FilePart>)> {
+    let mut fields = Map::new();
+    let files = multipart(content_type, body, &mut fields).ok()?;
+    Some((fields, files))
+}
 
 impl Params {
     /// Parses the query string and the body (by its content type; JSON or form when unnamed).
@@ -25,25 +41,29 @@ impl Params {
         let content_type = content_type.unwrap_or_default().to_ascii_lowercase();
         let trimmed = body.trim_ascii();
         if trimmed.is_empty() {
-            return Ok(Self(params));
+            return Ok(Self(params, Vec::new()));
         }
-        if content_type.starts_with("multipart/") {
-            return Err(ApiError::bad(
-                "the fake Telegram server does not read multipart/form-data bodies",
-            ));
+        if content_type.starts_with("multipart/form-data") {
+            let files = multipart(&content_type, body, &mut params)?;
+            return Ok(Self(params, files));
         }
         let form = content_type.starts_with("application/x-www-form-urlencoded")
             || (!content_type.contains("json") && trimmed.first() != Some(&b'{'));
         if form {
             params.extend(form_pairs(body));
-            return Ok(Self(params));
+            return Ok(Self(params, Vec::new()));
         }
         match serde_json::from_slice::<Value>(trimmed) {
             Ok(Value::Object(object)) => params.extend(object),
             Ok(_) => {}
             Err(_) => return Err(ApiError::bad("can't parse JSON object")),
         }
-        Ok(Self(params))
+        Ok(Self(params, Vec::new()))
+    }
+
+    /// The file parts of a multipart body.
+    pub(super) fn files(&self) -> &[FilePart] {
+        &self.1
     }
 
     /// All parameters as one JSON object, as recorded.
@@ -138,4 +158,72 @@ pub(super) fn decode_component(text: &[u8], plus_is_space: bool) -> String {
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The parts of a `multipart/form-data` body: text parts into `params` (a file part is recorded
+/// there as `{"file_name", "size"}`), file parts returned.
+fn multipart(
+    content_type: &str,
+    body: &[u8],
+    params: &mut Map<String, Value>,
+) -> Result<Vec<FilePart>, ApiError> {
+    let bad = || ApiError::bad("can't parse the multipart/form-data body");
+    let boundary = content_type
+        .split(';')
+        .find_map(|p| p.trim().strip_prefix("boundary="))
+        .map(|b| b.trim_matches('"').to_owned())
+        .ok_or_else(bad)?;
+    let delimiter = format!("--{boundary}").into_bytes();
+    let find = |hay: &[u8], needle: &[u8], from: usize| {
+        hay.get(from..)?
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .map(|p| p + from)
+    };
+    let mut files = Vec::new();
+    let mut at = find(body, &delimiter, 0).ok_or_else(bad)? + delimiter.len();
+    loop {
+        if body.get(at..at + 2) == Some(b"--") {
+            return Ok(files);
+        }
+        at += 2; // CRLF after the delimiter
+        let head_end = find(body, b"\r\n\r\n", at).ok_or_else(bad)?;
+        let head = String::from_utf8_lossy(&body[at..head_end]).into_owned();
+        let next = find(body, &delimiter, head_end + 4).ok_or_else(bad)?;
+        let content = &body[head_end + 4..next.saturating_sub(2)];
+        let attribute = |name: &str| {
+            let key = format!("{name}=\"");
+            let start = head.find(&key)? + key.len();
+            let len = head[start..].find('"')?;
+            Some(head[start..start + len].to_owned())
+        };
+        let field = attribute("name").ok_or_else(bad)?;
+        match attribute("filename") {
+            Some(file_name) => {
+                let content_type = head
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .starts_with("content-type:")
+                            .then(|| l[13..].trim().to_owned())
+                    })
+                    .unwrap_or_default();
+                params.insert(
+                    field.clone(),
+                    serde_json::json!({"file_name": file_name, "size": content.len()}),
+                );
+                files.push(FilePart {
+                    field,
+                    file_name,
+                    content_type,
+                    bytes: bytes::Bytes::copy_from_slice(content),
+                });
+            }
+            None => {
+                let text = String::from_utf8_lossy(content).into_owned();
+                params.insert(field, Value::String(text));
+            }
+        }
+        at = next + delimiter.len();
+    }
 }

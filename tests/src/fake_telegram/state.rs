@@ -95,6 +95,8 @@ pub(super) struct World {
     pub(super) polls: PollState,
     pub(super) next_callback: u64,
     pub(super) next_file: u64,
+    /// Files the bot sent (`sendVoice`, `sendAudio`, `sendDocument`), in order.
+    pub(super) uploads: Vec<super::Upload>,
 }
 
 impl World {
@@ -130,6 +132,7 @@ impl World {
             polls: PollState::default(),
             next_callback: 1,
             next_file: 1,
+            uploads: Vec::new(),
         }
     }
 

@@ -325,6 +325,18 @@ pub struct SentMessage {
     pub reply_to_message_id: Option<i64>,
 }
 
+/// A file the bot sent: `sendVoice`, `sendAudio` or `sendDocument`, with its bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Upload {
+    pub method: String,
+    pub chat_id: i64,
+    pub message_id: i64,
+    pub thread_id: Option<i64>,
+    pub file_name: String,
+    pub content_type: String,
+    pub bytes: Bytes,
+}
+
 /// A `sendChatAction` the bot made.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChatAction {

@@ -66,6 +66,16 @@ impl<'a> StateView<'a> {
             .collect()
     }
 
+    /// The files the bot sent to chat `chat_id`, oldest first.
+    pub fn uploads(&self, chat_id: i64) -> Vec<super::Upload> {
+        self.world
+            .uploads
+            .iter()
+            .filter(|u| u.chat_id == chat_id)
+            .cloned()
+            .collect()
+    }
+
     /// The bot's message `message_id` in chat `chat_id`.
     pub fn message(&self, chat_id: i64, message_id: i64) -> Option<SentMessage> {
         let message = self.world.chats.get(&chat_id)?.messages.get(&message_id)?;

@@ -25,8 +25,11 @@ mod review;
 mod security;
 mod session_reset;
 mod skills;
+mod stt;
 mod terminal;
 mod toolsets;
+mod tts;
+mod voice_command;
 mod web;
 mod webhook;
 mod zone;
@@ -53,8 +56,11 @@ pub use review::ReviewSection;
 pub use security::SecuritySection;
 pub use session_reset::{ResetMode, ResetPolicy, SessionResetSection};
 pub use skills::SkillsSection;
+pub use stt::{SttProvider, SttSection};
 pub use terminal::{DEFAULT_MAX_BACKGROUND, TerminalSection};
 pub use toolsets::ToolsetSelection;
+pub use tts::{TtsProvider, TtsSection};
+pub use voice_command::CommandProvider;
 pub use web::{SearchBackend, WebSection};
 pub use webhook::{INSECURE_NO_AUTH, WebhookRoute, WebhookSettings};
 pub use zone::{ZONE_HINT, Zone, ZoneOffset, parse_zone};
@@ -82,8 +88,11 @@ const MAPPINGS: &[&str] = &[
     "security",
     "sessions",
     "skills",
+    "stt",
     "terminal",
     "tool_results",
+    "tts",
+    "voice",
     "web",
 ];
 
@@ -110,6 +119,8 @@ pub struct Settings {
     pub delegation: DelegationSection,
     pub browser: BrowserSection,
     pub web: WebSection,
+    pub stt: SttSection,
+    pub tts: TtsSection,
 }
 
 impl Settings {
@@ -145,6 +156,8 @@ impl Settings {
             delegation: DelegationSection::read(&mut r),
             browser: BrowserSection::read(&mut r),
             web: WebSection::read(&mut r, env),
+            stt: SttSection::read(&mut r, env),
+            tts: TtsSection::read(&mut r, env),
             approvals,
             cron,
         };

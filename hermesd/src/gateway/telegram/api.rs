@@ -107,6 +107,51 @@ impl BotApi {
     }
 }
 
+impl BotApi {
+    /// Upload a file with `method` (`sendVoice`, `sendAudio`, `sendDocument`) as the form field
+    /// `field`, beside the text `fields`; returns the sent message's id.
+    pub async fn upload(
+        &self,
+        method: &str,
+        fields: &[(&str, String)],
+        field: &str,
+        file_name: &str,
+        bytes: &[u8],
+    ) -> Result<String, PlatformError> {
+        let mut form = crate::voice::multipart::Form::new();
+        for (name, value) in fields {
+            form.text(name, value);
+        }
+        form.file(field, file_name, crate::voice::mime_of(file_name), bytes);
+        let (body, content_type) = form.finish();
+        let url = format!("{}{}/{}", self.base_url, self.token, method);
+        let call = async {
+            let response = self
+                .client
+                .post(url)
+                .body(body, &content_type)
+                .send()
+                .await
+                .map_err(|e| {
+                    if e.kind == crate::llm::TransportKind::Connect {
+                        self.unavailable(method, &e)
+                    } else {
+                        PlatformError::NoAnswer
+                    }
+                })?;
+            let status = response.status();
+            let text = response.text().await.map_err(|_| PlatformError::NoAnswer)?;
+            let sent: frankenstein::response::MethodResponse<frankenstein::types::Message> =
+                parse_envelope(method, status.as_u16(), &text)?;
+            Ok(sent.result.message_id.to_string())
+        };
+        // An upload of up to 50 MB gets longer than a plain call.
+        tokio::time::timeout(Duration::from_secs(120), call)
+            .await
+            .map_err(|_| PlatformError::NoAnswer)?
+    }
+}
+
 /// The error an `ok: false` envelope stands for.
 pub fn classify(method: &str, error: &ErrorResponse) -> PlatformError {
     let description = error.description.clone();

@@ -322,6 +322,37 @@ impl Adapter for Telegram {
         self.api.answer_callback_query(&params).await.map(drop)
     }
 
+    async fn send_audio(
+        &self,
+        chat: &ChatRef,
+        path: &std::path::Path,
+        as_voice: bool,
+    ) -> Result<String, PlatformError> {
+        let file_name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("audio")
+            .to_string();
+        let ext = file_name
+            .rsplit('.')
+            .next()
+            .unwrap_or_default()
+            .to_lowercase();
+        let (method, field) = match ext.as_str() {
+            "ogg" | "opus" | "oga" if as_voice => ("sendVoice", "voice"),
+            "mp3" | "m4a" => ("sendAudio", "audio"),
+            _ => ("sendDocument", "document"),
+        };
+        let bytes = read_upload(path).await?;
+        let mut fields = vec![("chat_id", chat.chat_id.clone())];
+        if let Some(thread) = Self::thread(chat) {
+            fields.push(("message_thread_id", thread.to_string()));
+        }
+        self.api
+            .upload(method, &fields, field, &file_name, &bytes)
+            .await
+    }
+
     async fn fetch_file(
         &self,
         attachment: &Attachment,
@@ -343,6 +374,32 @@ impl Adapter for Telegram {
             .ok_or_else(|| PlatformError::Rejected("Telegram gave no path for the file".into()))?;
         self.api.download(&path, max_bytes).await
     }
+}
+
+/// Telegram's largest upload from a bot.
+const MAX_UPLOAD_BYTES: u64 = 50 * 1024 * 1024;
+
+/// The bytes of a file to upload: a plain file of at most [`MAX_UPLOAD_BYTES`].
+async fn read_upload(path: &std::path::Path) -> Result<Vec<u8>, PlatformError> {
+    let meta = tokio::fs::symlink_metadata(path)
+        .await
+        .map_err(|e| PlatformError::Rejected(format!("cannot read {}: {e}", path.display())))?;
+    if !meta.is_file() {
+        return Err(PlatformError::Rejected(format!(
+            "{} is not a plain file",
+            path.display()
+        )));
+    }
+    if meta.len() > MAX_UPLOAD_BYTES {
+        return Err(PlatformError::Rejected(format!(
+            "{} is {} bytes; Telegram takes at most {MAX_UPLOAD_BYTES}",
+            path.display(),
+            meta.len()
+        )));
+    }
+    tokio::fs::read(path)
+        .await
+        .map_err(|e| PlatformError::Rejected(format!("cannot read {}: {e}", path.display())))
 }
 
 fn allowed_updates() -> Vec<AllowedUpdate> {

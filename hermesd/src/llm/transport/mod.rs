@@ -199,6 +199,18 @@ impl RequestBuilder {
         self
     }
 
+    /// Send `body` as is, of type `content_type` (a multipart form, say).
+    pub fn body(mut self, body: impl Into<Bytes>, content_type: &str) -> Self {
+        match HeaderValue::from_str(content_type) {
+            Ok(value) => {
+                self.body = body.into();
+                self.headers.insert(header::CONTENT_TYPE, value);
+            }
+            Err(_) => self.invalid = Some(format!("invalid content type {content_type:?}")),
+        }
+        self
+    }
+
     /// Send the request and wait for the response's head.
     pub async fn send(self) -> Result<Response, TransportError> {
         if let Some(message) = self.invalid {
