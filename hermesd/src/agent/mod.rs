@@ -1,6 +1,7 @@
 //! The agent: sessions loaded live, the turn loop, the system prompt and its layers, the loop
 //! guard, orphan repair, and the port through which tools reach the user.
 
+pub mod attachments;
 mod auxiliary;
 mod batch;
 mod compaction;
@@ -34,8 +35,8 @@ pub use history::{parse_tool_calls, to_chat};
 pub use review::REVIEW_SOURCE;
 pub use runner::TurnRunner;
 pub use session::{
-    BusyPolicy, MAX_INPUT_BYTES, Submitted, Target, TurnError, TurnInput, prepare, send,
-    spawn_turn, submit,
+    BusyPolicy, MAX_INPUT_BYTES, Submitted, Target, TurnError, TurnInput, prepare,
+    prepare_with_images, run_prepared, send, spawn_turn, submit,
 };
 pub use turn::{TurnEnd, TurnOutcome};
 
