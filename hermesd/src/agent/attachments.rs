@@ -66,7 +66,7 @@ pub async fn attach(
     let paths = tokio::task::spawn_blocking(move || {
         images
             .iter()
-            .map(|image| store(&dir, image))
+            .map(|image| image_prep::save(&dir, image))
             .collect::<Result<Vec<PathBuf>, String>>()
     })
     .await
@@ -90,37 +90,6 @@ fn marked(text: &str, paths: &[PathBuf]) -> String {
         out.push_str(&format!("[Attached image] MEDIA:{}", path.display()));
     }
     out
-}
-
-/// Write `image` into `dir` as `<digest>.<ext>` (0600) unless the same image is already there.
-pub fn store(dir: &Path, image: &Prepared) -> Result<PathBuf, String> {
-    use sha2::Digest;
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let digest = sha2::Sha256::digest(&image.bytes);
-    let hex: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
-    let path = dir.join(format!("{hex}.{}", image.extension()));
-    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
-        return Ok(path);
-    }
-    let partial = dir.join(format!(".{hex}.{}.part", std::process::id()));
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&partial)
-        .and_then(|mut file| std::io::Write::write_all(&mut file, &image.bytes))
-        .and_then(|()| std::fs::rename(&partial, &path));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&partial);
-        return Err(format!("cannot write {}: {e}", path.display()));
-    }
-    Ok(path)
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ mod settings;
 mod title;
 mod turn;
 mod turn_room;
+mod vision;
 
 pub use compaction::stored_rows;
 pub use compress_now::{CompressError, compress_conversation};
@@ -39,6 +40,7 @@ pub use session::{
     prepare_with_images, run_prepared, send, spawn_turn, submit,
 };
 pub use turn::{TurnEnd, TurnOutcome};
+pub use vision::VisionModel;
 
 /// Evict live sessions nobody has used for `sessions.evict_after` seconds (default 600), until
 /// the daemon stops. Their transcripts and events stay in the store.

@@ -485,6 +485,7 @@ async fn run(
             .as_ref()
             .map(|d| d.place.clone())
             .unwrap_or_default(),
+        main_sees_images: sees_images,
     });
     let turn = Turn {
         state: Arc::clone(state),

@@ -4,7 +4,10 @@
 //! or PNG when it has transparency). Anything else is refused with the reason. The codec runs
 //! only here, on the caller's (blocking) thread, and holds nothing once it returns.
 
-use std::io::Cursor;
+use std::{
+    io::Cursor,
+    path::{Path, PathBuf},
+};
 
 use image::{DynamicImage, ImageFormat, ImageReader, Limits};
 
@@ -158,6 +161,37 @@ fn encode(image: &DynamicImage) -> Result<(Vec<u8>, &'static str), ImageError> {
     rgb.write_with_encoder(encoder)
         .map_err(|e| ImageError::Encode(e.to_string()))?;
     Ok((out.into_inner(), "image/jpeg"))
+}
+
+/// Write `image` into `dir` as `<digest>.<ext>` (0600) unless the same image is already there.
+pub fn save(dir: &Path, image: &Prepared) -> Result<PathBuf, String> {
+    use sha2::Digest;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let digest = sha2::Sha256::digest(&image.bytes);
+    let hex: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
+    let path = dir.join(format!("{hex}.{}", image.extension()));
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+        return Ok(path);
+    }
+    let partial = dir.join(format!(".{hex}.{}.part", std::process::id()));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&partial)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, &image.bytes))
+        .and_then(|()| std::fs::rename(&partial, &path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&partial);
+        return Err(format!("cannot write {}: {e}", path.display()));
+    }
+    Ok(path)
 }
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ mod skill_tools;
 mod spill;
 mod terminal_tools;
 mod todo;
+mod vision_tool;
 pub mod web;
 mod write_guard;
 
@@ -34,7 +35,7 @@ use serde_json::Value;
 pub use context::{
     ApprovalDecision, ApprovalRequest, CronHandle, CronOrigin, DelegateHandle, DelegatedTask,
     DelegationPlace, SessionScope, SessionSkills, TodoItem, ToolContext, ToolServices,
-    ToolSettings, TurnPort,
+    ToolSettings, TurnPort, VisionHandle,
 };
 pub use cronjob_tool::CRONJOB_ACTIONS;
 pub use delegate_tool::DELEGATE_BLOCKED_TOOLS;
@@ -114,7 +115,7 @@ pub fn optional_str<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
 
 /// The builtin tools of this daemon, in registry order.
 pub fn builtin_tools() -> Vec<std::sync::Arc<dyn Tool>> {
-    let builtin: [std::sync::Arc<dyn Tool>; 19] = [
+    let builtin: [std::sync::Arc<dyn Tool>; 20] = [
         std::sync::Arc::new(terminal_tools::TerminalTool),
         std::sync::Arc::new(terminal_tools::ProcessTool),
         std::sync::Arc::new(file_tools::ReadFileTool),
@@ -134,6 +135,7 @@ pub fn builtin_tools() -> Vec<std::sync::Arc<dyn Tool>> {
         std::sync::Arc::new(delegate_tool::DelegateTaskTool),
         std::sync::Arc::new(web::WebSearchTool),
         std::sync::Arc::new(web::WebExtractTool),
+        std::sync::Arc::new(vision_tool::VisionAnalyzeTool),
     ];
     builtin
         .into_iter()
