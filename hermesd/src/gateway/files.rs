@@ -1,7 +1,8 @@
 //! Files users send: each attachment of a stored message fetched from the platform (at most
 //! [`MAX_FILE_BYTES`]), saved under `$HERMES_HOME/cache/gateway/<chat>/` with a sanitised name
 //! (0600, never overwriting, never through a linked directory), and named to the agent by its
-//! path in the message text.
+//! path in the message text. A photo, or a document that is a PNG, JPEG, GIF or WebP image by
+//! its first bytes, is also attached to the message as an image (`agent::attachments`).
 
 use std::path::Path;
 
@@ -11,13 +12,26 @@ use crate::store::InboundRow;
 /// Largest attachment fetched (the Bot API's own download limit).
 pub const MAX_FILE_BYTES: u64 = 20 << 20;
 
+/// A stored message with its attachments fetched.
+#[derive(Debug, Default)]
+pub struct WithFiles {
+    /// The text, each attachment named by its saved path.
+    pub text: String,
+    /// The saved files that are images, to attach to the message.
+    pub images: Vec<String>,
+}
+
 /// The message's text with each attachment fetched, saved under the home's cache for this chat
-/// (name sanitised, size capped) and named by its path.
-pub async fn with_files(gateway: &Gateway, link: &Link, row: &InboundRow) -> String {
+/// (name sanitised, size capped) and named by its path; the images among them.
+pub async fn with_files(gateway: &Gateway, link: &Link, row: &InboundRow) -> WithFiles {
     if !row.text.contains(ATTACHMENT_MARK) {
-        return row.text.clone();
+        return WithFiles {
+            text: row.text.clone(),
+            images: Vec::new(),
+        };
     }
     let mut text = String::new();
+    let mut images = Vec::new();
     for line in row.text.lines() {
         let Some(spec) = line.strip_prefix(ATTACHMENT_MARK) else {
             text.push_str(line);
@@ -43,16 +57,27 @@ pub async fn with_files(gateway: &Gateway, link: &Link, row: &InboundRow) -> Str
             size: 0,
         };
         let note = match link.adapter.fetch_file(&attachment, MAX_FILE_BYTES).await {
-            Ok(bytes) => match save_file(gateway, row, &attachment, bytes).await {
-                Ok(path) => format!("[The user sent a {kind}, saved at {path}]"),
-                Err(e) => format!("[The user sent a {kind}; it could not be saved: {e}]"),
-            },
+            Ok(bytes) => {
+                let image = crate::llm::image_prep::sniff(&bytes).is_some();
+                match save_file(gateway, row, &attachment, bytes).await {
+                    Ok(path) => {
+                        if image && kind != "voice" && kind != "audio" {
+                            images.push(path.clone());
+                        }
+                        format!("[The user sent a {kind}, saved at {path}]")
+                    }
+                    Err(e) => format!("[The user sent a {kind}; it could not be saved: {e}]"),
+                }
+            }
             Err(e) => format!("[The user sent a {kind}; it could not be fetched: {e}]"),
         };
         text.push_str(&note);
         text.push('\n');
     }
-    text.trim_end().to_string()
+    WithFiles {
+        text: text.trim_end().to_string(),
+        images,
+    }
 }
 
 /// `name` safe as one file name: no path separators, no leading dots, at most 100 characters.

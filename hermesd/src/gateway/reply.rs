@@ -100,16 +100,18 @@ fn place_of(link: &Link, row: &InboundRow) -> store::ChatPlace {
 
 /// Answer a stored message from start to delivered answer.
 pub async fn answer(gateway: &Arc<Gateway>, link: &Arc<Link>, row: InboundRow) {
-    let text = super::files::with_files(gateway, link, &row).await;
-    run_turn(gateway, link, &row, text).await;
+    let files = super::files::with_files(gateway, link, &row).await;
+    run_turn(gateway, link, &row, files.text, files.images).await;
 }
 
-/// Run a turn of `text` for the chat of `row` and deliver its answer.
+/// Run a turn of `text` (with `images` attached: absolute paths) for the chat of `row` and
+/// deliver its answer.
 pub async fn run_turn(
     gateway: &Arc<Gateway>,
     link: &Arc<Link>,
     row: &InboundRow,
     mut text: String,
+    images: Vec<String>,
 ) {
     let chat = chat_of(row);
     let session = match conversation(gateway, &row.session_key).await {
@@ -143,10 +145,11 @@ pub async fn run_turn(
         session_id: Some(session.id.clone()),
         ..Target::default()
     };
-    let (session, chain) = match agent::prepare(runner, target, &text).await {
-        Ok(prepared) => prepared,
-        Err(e) => return fail(gateway, link, row, &e.to_string()).await,
-    };
+    let (session, chain, text) =
+        match agent::prepare_with_images(runner, target, &text, images).await {
+            Ok(prepared) => prepared,
+            Err(e) => return fail(gateway, link, row, &e.to_string()).await,
+        };
     let (id, conversation) = (row.id, session.conversation_id.clone());
     let (key, place) = (row.session_key.clone(), place_of(link, row));
     let marked = runner
