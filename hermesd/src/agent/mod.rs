@@ -37,7 +37,7 @@ pub use review::REVIEW_SOURCE;
 pub use runner::TurnRunner;
 pub use session::{
     BusyPolicy, MAX_INPUT_BYTES, Submitted, Target, TurnError, TurnInput, prepare,
-    prepare_with_images, run_prepared, send, spawn_turn, submit,
+    prepare_with_images, prepare_with_loaded, run_prepared, send, spawn_turn, submit,
 };
 pub use turn::{TurnEnd, TurnOutcome};
 pub use vision::VisionModel;

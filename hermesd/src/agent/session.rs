@@ -221,6 +221,16 @@ pub async fn prepare_with_images(
     images: Vec<String>,
 ) -> Result<(SessionRow, Chain, String), TurnError> {
     let images = super::attachments::load(images).await?;
+    prepare_with_loaded(state, target, text, images).await
+}
+
+/// [`prepare_with_images`] for images already read and checked.
+pub async fn prepare_with_loaded(
+    state: &Arc<TurnRunner>,
+    target: Target,
+    text: &str,
+    images: Vec<crate::llm::image_prep::Prepared>,
+) -> Result<(SessionRow, Chain, String), TurnError> {
     let checked = if text.trim().is_empty() && !images.is_empty() {
         "[Attached image]"
     } else {

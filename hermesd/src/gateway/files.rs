@@ -17,8 +17,8 @@ pub const MAX_FILE_BYTES: u64 = 20 << 20;
 pub struct WithFiles {
     /// The text, each attachment named by its saved path.
     pub text: String,
-    /// The saved files that are images, to attach to the message.
-    pub images: Vec<String>,
+    /// The images among them, checked and ready to attach to the message.
+    pub images: Vec<crate::llm::image_prep::Prepared>,
 }
 
 /// The message's text with each attachment fetched, saved under the home's cache for this chat
@@ -58,13 +58,22 @@ pub async fn with_files(gateway: &Gateway, link: &Link, row: &InboundRow) -> Wit
         };
         let note = match link.adapter.fetch_file(&attachment, MAX_FILE_BYTES).await {
             Ok(bytes) => {
-                let image = crate::llm::image_prep::sniff(&bytes).is_some();
+                let image = (kind != "voice" && kind != "audio")
+                    .then(|| crate::llm::image_prep::sniff(&bytes))
+                    .flatten()
+                    .map(|_| bytes.clone());
                 match save_file(gateway, row, &attachment, bytes).await {
                     Ok(path) => {
-                        if image && kind != "voice" && kind != "audio" {
-                            images.push(path.clone());
+                        let mut note = format!("[The user sent a {kind}, saved at {path}]");
+                        // Shown to the model as an image too when it is one it can take; else
+                        // the saved file is all there is.
+                        if let Some(bytes) = image {
+                            match prepare_image(bytes).await {
+                                Ok(prepared) => images.push(prepared),
+                                Err(e) => note.push_str(&format!(" (not shown as an image: {e})")),
+                            }
                         }
-                        format!("[The user sent a {kind}, saved at {path}]")
+                        note
                     }
                     Err(e) => format!("[The user sent a {kind}; it could not be saved: {e}]"),
                 }
@@ -78,6 +87,13 @@ pub async fn with_files(gateway: &Gateway, link: &Link, row: &InboundRow) -> Wit
         text: text.trim_end().to_string(),
         images,
     }
+}
+
+async fn prepare_image(bytes: Vec<u8>) -> Result<crate::llm::image_prep::Prepared, String> {
+    tokio::task::spawn_blocking(move || crate::llm::image_prep::prepare(bytes))
+        .await
+        .map_err(|e| format!("the image task failed: {e}"))?
+        .map_err(|e| e.to_string())
 }
 
 /// `name` safe as one file name: no path separators, no leading dots, at most 100 characters.

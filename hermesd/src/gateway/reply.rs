@@ -104,14 +104,13 @@ pub async fn answer(gateway: &Arc<Gateway>, link: &Arc<Link>, row: InboundRow) {
     run_turn(gateway, link, &row, files.text, files.images).await;
 }
 
-/// Run a turn of `text` (with `images` attached: absolute paths) for the chat of `row` and
-/// deliver its answer.
+/// Run a turn of `text` (with `images` attached) for the chat of `row` and deliver its answer.
 pub async fn run_turn(
     gateway: &Arc<Gateway>,
     link: &Arc<Link>,
     row: &InboundRow,
     mut text: String,
-    images: Vec<String>,
+    images: Vec<crate::llm::image_prep::Prepared>,
 ) {
     let chat = chat_of(row);
     let session = match conversation(gateway, &row.session_key).await {
@@ -146,7 +145,7 @@ pub async fn run_turn(
         ..Target::default()
     };
     let (session, chain, text) =
-        match agent::prepare_with_images(runner, target, &text, images).await {
+        match agent::prepare_with_loaded(runner, target, &text, images).await {
             Ok(prepared) => prepared,
             Err(e) => return fail(gateway, link, row, &e.to_string()).await,
         };
