@@ -42,7 +42,7 @@ fn photo(width: u32, height: u32) -> Vec<u8> {
         seed ^= seed << 13;
         seed ^= seed >> 17;
         seed ^= seed << 5;
-        let noise = (seed % 64) as u32;
+        let noise = seed % 64;
         image::Rgb([
             ((x / 8 + noise) % 256) as u8,
             ((y / 8 + noise) % 256) as u8,
