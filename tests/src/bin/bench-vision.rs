@@ -93,11 +93,7 @@ fn main() {
             mib(peak),
             "< 64 MiB",
         ),
-        report::value_row(
-            "still allocated after the request".into(),
-            mib(after),
-            "0",
-        ),
+        report::value_row("still allocated after the request".into(), mib(after), "0"),
     ];
     report::print(&format!("image preparation ({runs} runs)"), &rows);
 }
