@@ -43,7 +43,7 @@ fn photo() -> Vec<u8> {
         ])
     });
     let mut out = Cursor::new(Vec::new());
-    let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 88);
+    let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 92);
     image.write_with_encoder(encoder).unwrap();
     out.into_inner()
 }
