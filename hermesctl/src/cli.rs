@@ -42,6 +42,9 @@ pub enum Command {
         /// Print the answer as it streams (with --json: every event as a JSON line).
         #[arg(long)]
         stream: bool,
+        /// Attach an image (PNG, JPEG, GIF or WebP); repeat for more.
+        #[arg(long = "image", value_name = "FILE")]
+        images: Vec<std::path::PathBuf>,
     },
     /// Talk with the agent: a new session, SESSION, or the most recent with --continue. Ctrl-D
     /// or /detach leaves it running; /help lists the commands.

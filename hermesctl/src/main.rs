@@ -64,7 +64,17 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             cwd,
             yolo,
             stream,
-        } => commands::send::run(&ctx, message, session, cwd, yolo, stream).await,
+            images,
+        } => {
+            let flags = commands::send::SendFlags {
+                session,
+                cwd,
+                yolo,
+                stream,
+                images,
+            };
+            commands::send::run(&ctx, message, flags).await
+        }
         Command::Chat { session, resume } => chat::run(&ctx, session, resume).await,
         Command::Tui {
             session,

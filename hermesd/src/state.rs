@@ -89,6 +89,9 @@ impl DaemonState {
             .set_delegation(Arc::new(crate::agent::Delegator::new(&runner)));
         runner
             .tool_services
+            .set_vision(Arc::new(crate::agent::VisionModel::new(&runner)));
+        runner
+            .tool_services
             .set_messenger(Arc::new(crate::gateway::GatewayMessenger(Arc::downgrade(
                 &gateway,
             ))));

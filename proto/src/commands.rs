@@ -86,6 +86,13 @@ pub const COMMANDS: &[Command] = &[
     ),
     command("tools", &[], "", "the toolsets sessions get", Terminal),
     command(
+        "image",
+        &[],
+        "<path>",
+        "attach a local image file to your next message",
+        Terminal,
+    ),
+    command(
         "busy",
         &[],
         "[queue|steer|interrupt]",

@@ -242,7 +242,7 @@ async fn file_tools_refuse_the_daemon_config_and_system_paths() {
 }
 
 /// `read_file` on an image says what is true: it is an image and read_file returns text only; it
-/// points to a tool only when the session has it (no `vision_analyze` here yet).
+/// points to a tool only when the session has it (`vision_analyze`, else `terminal`).
 #[tokio::test(flavor = "multi_thread")]
 async fn read_file_on_an_image_names_only_tools_the_session_has() {
     let work = tempfile::tempdir().unwrap();
@@ -263,7 +263,7 @@ async fn read_file_on_an_image_names_only_tools_the_session_has() {
     home.ctl_async(&["send", "--cwd", cwd, "look"]).await.ok();
     let requests = server.requests();
     assert!(
-        !requests[0]
+        requests[0]
             .tool_names()
             .contains(&"vision_analyze".to_string())
     );
@@ -275,15 +275,19 @@ async fn read_file_on_an_image_names_only_tools_the_session_has() {
         error.contains("it is an image, and read_file returns text only"),
         "{error}"
     );
-    assert!(!error.contains("vision_analyze"), "{error}");
-    assert!(error.contains("Use terminal"), "{error}");
+    assert!(error.contains("Use vision_analyze"), "{error}");
 
-    // Without the terminal toolset there is nothing to suggest.
-    home.use_fake_model(&server, "agent:\n  disabled_toolsets: [terminal]\n");
+    // Without the vision and terminal toolsets there is nothing to suggest.
+    home.use_fake_model(&server, "agent:\n  disabled_toolsets: [terminal, vision]\n");
     home.ctl_async(&["daemon", "restart"]).await.ok();
     home.ctl_async(&["send", "--cwd", cwd, "look"]).await.ok();
     let requests = server.requests();
     assert!(!requests[2].tool_names().contains(&"terminal".to_string()));
+    assert!(
+        !requests[2]
+            .tool_names()
+            .contains(&"vision_analyze".to_string())
+    );
     let error = tool_results(&requests[3])[0]["error"]
         .as_str()
         .unwrap()

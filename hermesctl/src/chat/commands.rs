@@ -92,6 +92,24 @@ impl Chat {
                     disabled.map_or("none".into(), |v| yaml_line(&v))
                 );
             }
+            Slash::Image(None) if self.images.is_empty() => {
+                println!(
+                    "/image PATH attaches an image (PNG, JPEG, GIF, WebP) to your next message"
+                )
+            }
+            Slash::Image(None) => println!("attached: {}", self.images.join(", ")),
+            Slash::Image(Some(path)) => {
+                match crate::commands::send::absolute_images(&[path.into()]) {
+                    Ok(paths) => {
+                        println!(
+                            "attached {} (sent with your next message)",
+                            paths.join(", ")
+                        );
+                        self.images.extend(paths);
+                    }
+                    Err(e) => println!("{}", e.message),
+                }
+            }
             Slash::Title(title) => self.title(daemon, title).await?,
             Slash::Branch(title) => {
                 let branch = sessions

@@ -118,6 +118,8 @@ struct Chat {
     last_ctrl_c: Option<Instant>,
     /// Input typed while the connection was down, sent once re-attached.
     unsent: Option<String>,
+    /// Images attached with `/image` (absolute paths), sent with the next message.
+    images: Vec<String>,
     /// The keyboard while a turn runs (a terminal only).
     keys: Option<TurnKeys>,
     /// Text typed during the turn, waiting for the next prompt.
@@ -162,6 +164,7 @@ pub async fn run(
         running: false,
         last_ctrl_c: None,
         unsent: None,
+        images: Vec::new(),
         keys: None,
         typed_ahead: String::new(),
         approval_at_prompt: None,
@@ -202,6 +205,7 @@ pub async fn run(
                 &link,
                 client_frame::Kind::UserInput(pb::UserInput {
                     text,
+                    attachments: std::mem::take(&mut chat.images),
                     ..pb::UserInput::default()
                 }),
             )
@@ -456,6 +460,7 @@ impl Chat {
             link,
             client_frame::Kind::UserInput(pb::UserInput {
                 text,
+                attachments: std::mem::take(&mut self.images),
                 ..pb::UserInput::default()
             }),
         )

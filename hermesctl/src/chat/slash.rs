@@ -10,6 +10,8 @@ pub enum Slash {
     Sessions,
     Model,
     Tools,
+    /// Attach the image at the rest of the line to the next message.
+    Image(Option<String>),
     Busy(Option<String>),
     Stop,
     Usage,
@@ -49,6 +51,7 @@ pub fn parse(line: &str) -> Result<Option<Slash>, String> {
         "sessions" => Slash::Sessions,
         "model" => Slash::Model,
         "tools" => Slash::Tools,
+        "image" => Slash::Image(rest_of_line),
         "busy" => Slash::Busy(arg),
         "stop" => Slash::Stop,
         "usage" => Slash::Usage,

@@ -19,16 +19,27 @@ pub struct SendArgs {
     pub session: Option<String>,
     pub cwd: PathBuf,
     pub yolo: bool,
+    /// Absolute paths of attached images.
+    pub images: Vec<String>,
 }
 
-pub async fn run(
-    ctx: &Context,
-    words: Vec<String>,
-    session: Option<String>,
-    cwd: Option<PathBuf>,
-    yolo: bool,
-    stream: bool,
-) -> Result<(), CliError> {
+/// The options of `hermesctl send`.
+pub struct SendFlags {
+    pub session: Option<String>,
+    pub cwd: Option<PathBuf>,
+    pub yolo: bool,
+    pub stream: bool,
+    pub images: Vec<PathBuf>,
+}
+
+pub async fn run(ctx: &Context, words: Vec<String>, flags: SendFlags) -> Result<(), CliError> {
+    let SendFlags {
+        session,
+        cwd,
+        yolo,
+        stream,
+        images,
+    } = flags;
     let from_stdin = words.len() == 1 && words[0] == "-";
     let text = if from_stdin {
         let mut text = String::new();
@@ -50,11 +61,13 @@ pub async fn run(
             cwd.display()
         )));
     }
+    let images = absolute_images(&images)?;
     let args = SendArgs {
         text,
         session,
         cwd,
         yolo,
+        images,
     };
     let daemon = connection::connect(ctx).await?;
     let interactive = !from_stdin && std::io::stdin().is_terminal();
@@ -76,6 +89,7 @@ pub async fn run(
                 source: "cli".into(),
                 yolo: args.yolo,
                 client_name: "hermesctl send".into(),
+                images: args.images,
             })
             .await?
             .into_inner()
@@ -102,4 +116,22 @@ pub async fn run(
         output::line(reply.answer.trim_end());
     }
     Ok(())
+}
+
+/// The `--image` paths made absolute (the daemon reads them); a missing file is named here.
+pub fn absolute_images(images: &[PathBuf]) -> Result<Vec<String>, CliError> {
+    images
+        .iter()
+        .map(|path| {
+            let absolute = std::path::absolute(path)
+                .map_err(|e| CliError::new(format!("--image {}: {e}", path.display())))?;
+            if !absolute.is_file() {
+                return Err(CliError::new(format!(
+                    "--image {}: no such file",
+                    path.display()
+                )));
+            }
+            Ok(absolute.display().to_string())
+        })
+        .collect()
 }

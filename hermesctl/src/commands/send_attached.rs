@@ -104,6 +104,7 @@ pub async fn run(
     send(client_frame::Kind::UserInput(pb::UserInput {
         text: args.text.clone(),
         yolo: args.yolo,
+        attachments: args.images.clone(),
         ..pb::UserInput::default()
     }))
     .await?;

@@ -1,4 +1,4 @@
-//! Calls to the auxiliary model (titles, compression summaries): the model configured under
+//! Calls to the auxiliary model (titles, compression summaries, `vision_analyze`): the model configured under
 //! `auxiliary.<task>`, else the main one, with the main chain as fallback; no tool schemas, no
 //! streaming to clients, a time limit, and cancellable.
 
@@ -35,6 +35,16 @@ pub async fn chain(state: &Arc<TurnRunner>, task: AuxiliaryTask) -> Result<Chain
     let mut chain = llm::chain_from_config(llm_section, &config.env, client)
         .await
         .map_err(|e| AuxError::Setup(e.to_string()))?;
+    // Images go only to models that take them: the main chain backs the vision model up only
+    // when the main model sees.
+    if task == AuxiliaryTask::Vision
+        && !chain
+            .endpoints
+            .first()
+            .is_some_and(|e| llm::supports_vision(&e.model, llm_section.supports_vision))
+    {
+        chain.endpoints.clear();
+    }
     let own = &config.settings.auxiliary.task(task).endpoint;
     if let Some(own) = llm::auxiliary_endpoint(llm_section, own, task.key(), &config.env)
         .map_err(|e| AuxError::Setup(e.to_string()))?

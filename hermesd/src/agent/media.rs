@@ -18,7 +18,7 @@ use crate::llm::{ChatMessage, Image, Role};
 /// Images one request carries at most (the newest); older ones stay paths in the text.
 pub const MAX_IMAGES_PER_REQUEST: usize = 4;
 /// The largest image file sent (Anthropic's limit for one image is 5 MB).
-pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+pub const MAX_IMAGE_BYTES: u64 = crate::llm::image_prep::MAX_IMAGE_BYTES as u64;
 
 /// The images of one turn's requests, read once each (bounded by what the requests carry).
 pub struct TurnMedia {
@@ -120,28 +120,14 @@ fn read_image(root: &Path, path: &Path) -> Result<Image, String> {
         ));
     }
     let bytes = std::fs::read(&real).map_err(|e| e.to_string())?;
-    let media_type = sniff(&bytes).ok_or("not a PNG, JPEG, GIF or WebP image")?;
+    let media_type =
+        crate::llm::image_prep::sniff(&bytes).ok_or("not a PNG, JPEG, GIF or WebP image")?;
     Ok(Image {
         media_type: media_type.to_string(),
         base64: base64::engine::general_purpose::STANDARD
             .encode(&bytes)
             .into(),
     })
-}
-
-/// The media type of an image by its magic bytes.
-fn sniff(bytes: &[u8]) -> Option<&'static str> {
-    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some("image/png")
-    } else if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        Some("image/jpeg")
-    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
-        Some("image/webp")
-    } else {
-        None
-    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The agent: sessions loaded live, the turn loop, the system prompt and its layers, the loop
 //! guard, orphan repair, and the port through which tools reach the user.
 
+pub mod attachments;
 mod auxiliary;
 mod batch;
 mod compaction;
@@ -26,6 +27,7 @@ mod settings;
 mod title;
 mod turn;
 mod turn_room;
+mod vision;
 
 pub use compaction::stored_rows;
 pub use compress_now::{CompressError, compress_conversation};
@@ -34,10 +36,11 @@ pub use history::{parse_tool_calls, to_chat};
 pub use review::REVIEW_SOURCE;
 pub use runner::TurnRunner;
 pub use session::{
-    BusyPolicy, MAX_INPUT_BYTES, Submitted, Target, TurnError, TurnInput, prepare, send,
-    spawn_turn, submit,
+    BusyPolicy, MAX_INPUT_BYTES, Submitted, Target, TurnError, TurnInput, prepare,
+    prepare_with_images, prepare_with_loaded, run_prepared, send, spawn_turn, submit,
 };
 pub use turn::{TurnEnd, TurnOutcome};
+pub use vision::VisionModel;
 
 /// Evict live sessions nobody has used for `sessions.evict_after` seconds (default 600), until
 /// the daemon stops. Their transcripts and events stay in the store.

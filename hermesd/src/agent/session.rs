@@ -50,6 +50,9 @@ pub enum TurnError {
     Task(String),
     #[error("{}; the message was not taken", crate::hub::STOPPING)]
     Stopping,
+    /// An attached image cannot be taken (missing, not an image, too large).
+    #[error("{0}; the message was not taken")]
+    Image(String),
 }
 
 /// A turn to run.
@@ -208,6 +211,36 @@ pub async fn prepare(
     Ok((row, chain))
 }
 
+/// [`prepare`] for a message with images attached (absolute paths): the images are checked
+/// first, so a bad one fails before any session is made, then kept in the session's cache and
+/// named in the text returned.
+pub async fn prepare_with_images(
+    state: &Arc<TurnRunner>,
+    target: Target,
+    text: &str,
+    images: Vec<String>,
+) -> Result<(SessionRow, Chain, String), TurnError> {
+    let images = super::attachments::load(images).await?;
+    prepare_with_loaded(state, target, text, images).await
+}
+
+/// [`prepare_with_images`] for images already read and checked.
+pub async fn prepare_with_loaded(
+    state: &Arc<TurnRunner>,
+    target: Target,
+    text: &str,
+    images: Vec<crate::llm::image_prep::Prepared>,
+) -> Result<(SessionRow, Chain, String), TurnError> {
+    let checked = if text.trim().is_empty() && !images.is_empty() {
+        "[Attached image]"
+    } else {
+        text
+    };
+    let (session, chain) = prepare(state, target, checked).await?;
+    let text = super::attachments::attach(&state.home.dir, &session.id, text, images).await?;
+    Ok((session, chain, text))
+}
+
 /// Start a turn as its own task; it waits for the session's previous turn first.
 pub fn spawn_turn(
     state: &Arc<TurnRunner>,
@@ -241,6 +274,16 @@ pub async fn send(
     input: TurnInput,
 ) -> Result<TurnOutcome, TurnError> {
     let (session, chain) = prepare(state, target, &input.text).await?;
+    run_prepared(state, session, chain, input).await
+}
+
+/// Run one turn of a [`prepare`]d session and wait for it.
+pub async fn run_prepared(
+    state: &Arc<TurnRunner>,
+    session: SessionRow,
+    chain: Chain,
+    input: TurnInput,
+) -> Result<TurnOutcome, TurnError> {
     let id = session.id.clone();
     match submit(state, session, chain, input) {
         Submitted::Turn(turn) => turn.await.map_err(|e| TurnError::Task(e.to_string()))?,
@@ -452,6 +495,7 @@ async fn run(
             .as_ref()
             .map(|d| d.place.clone())
             .unwrap_or_default(),
+        main_sees_images: sees_images,
     });
     let turn = Turn {
         state: Arc::clone(state),

@@ -112,7 +112,7 @@ pub async fn run(gateway: &Arc<Gateway>, link: &Arc<Link>, row: &InboundRow) {
                         super::inbound::inline_name(&row.user_name, &row.user_id)
                     )
                 };
-                reply::run_turn(gateway, link, row, text).await;
+                reply::run_turn(gateway, link, row, text, Vec::new()).await;
                 return;
             }
             None => unknown(&name),
@@ -246,7 +246,7 @@ async fn retry(
     };
     match text {
         Some(text) => {
-            reply::run_turn(gateway, link, row, text).await;
+            reply::run_turn(gateway, link, row, text, Vec::new()).await;
             None
         }
         None => Some("Nothing to retry.".into()),

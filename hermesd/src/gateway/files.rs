@@ -2,7 +2,9 @@
 //! [`MAX_FILE_BYTES`]), saved under `$HERMES_HOME/cache/gateway/<chat>/` with a sanitised name
 //! (0600, never overwriting, never through a linked directory), and named to the agent by its
 //! path in the message text. A voice message or audio file is transcribed (`voice.rs`): the
-//! transcript becomes the text of the turn, as in Hermes.
+//! transcript becomes the text of the turn, as in Hermes. A photo, or a document that is a PNG,
+//! JPEG, GIF or WebP image by its first bytes, is also attached to the message as an image
+//! (`agent::attachments`).
 
 use std::path::Path;
 
@@ -17,6 +19,8 @@ pub const MAX_FILE_BYTES: u64 = 20 << 20;
 pub struct Fetched {
     /// The text of the turn.
     pub text: String,
+    /// The images among the attachments, checked and ready to attach to the message.
+    pub images: Vec<crate::llm::image_prep::Prepared>,
     /// The transcripts of its voice messages and audio files, for the echo.
     pub transcripts: Vec<String>,
     /// Why a voice message or audio file could not be transcribed, for the user.
@@ -26,7 +30,8 @@ pub struct Fetched {
 }
 
 /// The message's text with each attachment fetched, saved under the home's cache for this chat
-/// (name sanitised, size capped) and named by its path; voice and audio transcribed.
+/// (name sanitised, size capped) and named by its path; voice and audio transcribed, images
+/// prepared.
 pub async fn with_files(gateway: &Gateway, link: &Link, row: &InboundRow) -> Fetched {
     let mut fetched = Fetched::default();
     if !row.text.contains(ATTACHMENT_MARK) {
@@ -60,13 +65,30 @@ pub async fn with_files(gateway: &Gateway, link: &Link, row: &InboundRow) -> Fet
         };
         fetched.voice |= kind == "voice";
         let note = match link.adapter.fetch_file(&attachment, MAX_FILE_BYTES).await {
-            Ok(bytes) => match save_file(gateway, row, &attachment, bytes).await {
-                Ok(path) if matches!(kind, "voice" | "audio") => {
-                    super::voice::heard(gateway, kind, &path, &mut fetched).await
+            Ok(bytes) => {
+                let image = (kind != "voice" && kind != "audio")
+                    .then(|| crate::llm::image_prep::sniff(&bytes))
+                    .flatten()
+                    .map(|_| bytes.clone());
+                match save_file(gateway, row, &attachment, bytes).await {
+                    Ok(path) if matches!(kind, "voice" | "audio") => {
+                        super::voice::heard(gateway, kind, &path, &mut fetched).await
+                    }
+                    Ok(path) => {
+                        let mut note = format!("[The user sent a {kind}, saved at {path}]");
+                        // Shown to the model as an image too when it is one it can take; else
+                        // the saved file is all there is.
+                        if let Some(bytes) = image {
+                            match prepare_image(bytes).await {
+                                Ok(prepared) => fetched.images.push(prepared),
+                                Err(e) => note.push_str(&format!(" (not shown as an image: {e})")),
+                            }
+                        }
+                        note
+                    }
+                    Err(e) => format!("[The user sent a {kind}; it could not be saved: {e}]"),
                 }
-                Ok(path) => format!("[The user sent a {kind}, saved at {path}]"),
-                Err(e) => format!("[The user sent a {kind}; it could not be saved: {e}]"),
-            },
+            }
             Err(e) => format!("[The user sent a {kind}; it could not be fetched: {e}]"),
         };
         text.push_str(&note);
@@ -74,6 +96,13 @@ pub async fn with_files(gateway: &Gateway, link: &Link, row: &InboundRow) -> Fet
     }
     fetched.text = text.trim().to_string();
     fetched
+}
+
+async fn prepare_image(bytes: Vec<u8>) -> Result<crate::llm::image_prep::Prepared, String> {
+    tokio::task::spawn_blocking(move || crate::llm::image_prep::prepare(bytes))
+        .await
+        .map_err(|e| format!("the image task failed: {e}"))?
+        .map_err(|e| e.to_string())
 }
 
 /// `name` safe as one file name: no path separators, no leading dots, at most 100 characters.

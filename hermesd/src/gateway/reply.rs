@@ -102,12 +102,26 @@ fn place_of(link: &Link, row: &InboundRow) -> store::ChatPlace {
 pub async fn answer(gateway: &Arc<Gateway>, link: &Arc<Link>, row: InboundRow) {
     let fetched = super::files::with_files(gateway, link, &row).await;
     super::voice::echo(gateway, link, &row, &fetched).await;
-    run_turn_heard(gateway, link, &row, fetched.text, fetched.voice).await;
+    run_turn_heard(
+        gateway,
+        link,
+        &row,
+        fetched.text,
+        fetched.images,
+        fetched.voice,
+    )
+    .await;
 }
 
-/// Run a turn of `text` for the chat of `row` and deliver its answer.
-pub async fn run_turn(gateway: &Arc<Gateway>, link: &Arc<Link>, row: &InboundRow, text: String) {
-    run_turn_heard(gateway, link, row, text, false).await;
+/// Run a turn of `text` (with `images` attached) for the chat of `row` and deliver its answer.
+pub async fn run_turn(
+    gateway: &Arc<Gateway>,
+    link: &Arc<Link>,
+    row: &InboundRow,
+    text: String,
+    images: Vec<crate::llm::image_prep::Prepared>,
+) {
+    run_turn_heard(gateway, link, row, text, images, false).await;
 }
 
 /// [`run_turn`] for a message that was spoken (`voice`) or typed.
@@ -116,6 +130,7 @@ async fn run_turn_heard(
     link: &Arc<Link>,
     row: &InboundRow,
     mut text: String,
+    images: Vec<crate::llm::image_prep::Prepared>,
     voice: bool,
 ) {
     let chat = chat_of(row);
@@ -150,10 +165,11 @@ async fn run_turn_heard(
         session_id: Some(session.id.clone()),
         ..Target::default()
     };
-    let (session, chain) = match agent::prepare(runner, target, &text).await {
-        Ok(prepared) => prepared,
-        Err(e) => return fail(gateway, link, row, &e.to_string()).await,
-    };
+    let (session, chain, text) =
+        match agent::prepare_with_loaded(runner, target, &text, images).await {
+            Ok(prepared) => prepared,
+            Err(e) => return fail(gateway, link, row, &e.to_string()).await,
+        };
     let (id, conversation) = (row.id, session.conversation_id.clone());
     let (key, place) = (row.session_key.clone(), place_of(link, row));
     let marked = runner

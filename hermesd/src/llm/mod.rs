@@ -9,6 +9,7 @@ mod detect;
 mod endpoint;
 mod error;
 mod http;
+pub mod image_prep;
 mod metadata;
 mod openai;
 mod provider;

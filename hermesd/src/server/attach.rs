@@ -279,13 +279,14 @@ async fn start_turn(
     input: pb::UserInput,
     client: &str,
 ) {
-    let text = input.text;
     let target = agent::Target {
         session_id: Some(live.id()),
         ..agent::Target::default()
     };
-    match agent::prepare(&state.runner, target, &text).await {
-        Ok((session, chain)) => {
+    let prepared =
+        agent::prepare_with_images(&state.runner, target, &input.text, input.attachments).await;
+    match prepared {
+        Ok((session, chain, text)) => {
             let input = agent::TurnInput {
                 text,
                 source_client: client.to_string(),

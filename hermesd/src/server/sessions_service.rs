@@ -258,8 +258,12 @@ impl pb::sessions_server::Sessions for SessionsService {
                 .filter(|s| !s.is_empty())
                 .unwrap_or_else(|| "api".into()),
         };
+        let (session, chain, text) =
+            agent::prepare_with_images(&self.state.runner, target, &req.text, req.images)
+                .await
+                .map_err(turn_status)?;
         let input = agent::TurnInput {
-            text: req.text,
+            text,
             source_client: Some(req.client_name)
                 .filter(|c| !c.is_empty())
                 .unwrap_or_else(|| "api".into()),
@@ -271,7 +275,7 @@ impl pb::sessions_server::Sessions for SessionsService {
             stop: None,
             delegated: None,
         };
-        let outcome = agent::send(&self.state.runner, target, input)
+        let outcome = agent::run_prepared(&self.state.runner, session, chain, input)
             .await
             .map_err(turn_status)?;
         Ok(Response::new(outcome_response(outcome)?))
@@ -434,7 +438,9 @@ fn outcome_response(outcome: agent::TurnOutcome) -> Result<pb::SendResponse, Sta
 pub(super) fn turn_status(e: TurnError) -> Status {
     match e {
         TurnError::Setup(e) => Status::failed_precondition(e.to_string()),
-        TurnError::Empty | TurnError::TooLarge(_) => Status::invalid_argument(e.to_string()),
+        TurnError::Empty | TurnError::TooLarge(_) | TurnError::Image(_) => {
+            Status::invalid_argument(e.to_string())
+        }
         TurnError::Http(message) => Status::internal(message),
         TurnError::Task(message) => Status::internal(message),
         TurnError::Stopping => Status::unavailable(e.to_string()),

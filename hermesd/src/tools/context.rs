@@ -85,6 +85,22 @@ pub trait DelegateHandle: Send + Sync {
     ) -> Result<serde_json::Value, super::ToolError>;
 }
 
+/// The auxiliary vision model as `vision_analyze` reaches it (`auxiliary.vision.*`): the agent
+/// layer implements it (`agent/vision.rs`); tools never see models.
+#[async_trait]
+pub trait VisionHandle: Send + Sync {
+    /// The vision model's answer to `prompt` about `image`; `Ok(None)` when no auxiliary vision
+    /// model is configured.
+    async fn analyze(
+        &self,
+        image: crate::llm::Image,
+        prompt: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, String>;
+    /// How long an image URL may take to download (`auxiliary.vision.download_timeout`).
+    fn download_timeout(&self) -> Duration;
+}
+
 /// The turn a tool call belongs to, as the tool sees it.
 #[async_trait]
 pub trait TurnPort: Send + Sync {
@@ -111,6 +127,8 @@ pub struct ToolSettings {
     pub code_execution: crate::config::settings::CodeExecutionSection,
     /// Where this agent sits in a delegation tree.
     pub delegation: DelegationPlace,
+    /// The turn's model takes images: `vision_analyze` can hand it the image itself.
+    pub main_sees_images: bool,
 }
 
 /// The session's side of skill activation: its platform and the tools it has.
@@ -195,6 +213,8 @@ pub struct ToolServices {
     mcp: std::sync::OnceLock<Arc<crate::mcp::Mcp>>,
     /// Child agents for `delegate_task` (set once as the daemon is built).
     delegation: std::sync::OnceLock<Arc<dyn DelegateHandle>>,
+    /// The auxiliary vision model for `vision_analyze` (set once as the daemon is built).
+    vision: std::sync::OnceLock<Arc<dyn VisionHandle>>,
     /// The conversations' browsers (nothing runs until the first `browser_navigate`).
     pub browsers: crate::browser::Browsers,
     /// The web tools' settings and HTTP clients (built on first use).
@@ -232,6 +252,7 @@ impl ToolServices {
             masker: std::sync::RwLock::new(Arc::default()),
             mcp: std::sync::OnceLock::new(),
             delegation: std::sync::OnceLock::new(),
+            vision: std::sync::OnceLock::new(),
             browsers,
             web: super::web::WebServices::default(),
             voice: crate::voice::Voice::default(),
@@ -248,6 +269,18 @@ impl ToolServices {
     /// Delegation, once the daemon is built.
     pub fn delegation(&self) -> Option<&Arc<dyn DelegateHandle>> {
         self.delegation.get()
+    }
+
+    /// Connect the auxiliary vision model (once, as the daemon is built).
+    pub fn set_vision(&self, handle: Arc<dyn VisionHandle>) {
+        if self.vision.set(handle).is_err() {
+            tracing::warn!("the vision model was connected to the tools twice; the first stays");
+        }
+    }
+
+    /// The auxiliary vision model, once the daemon is built.
+    pub fn vision(&self) -> Option<&Arc<dyn VisionHandle>> {
+        self.vision.get()
     }
 
     /// Connect the MCP servers (once, as the daemon is built).

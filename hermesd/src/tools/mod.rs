@@ -27,6 +27,7 @@ mod spill;
 mod terminal_tools;
 mod todo;
 mod tts_tool;
+mod vision_tool;
 pub mod web;
 mod write_guard;
 
@@ -36,7 +37,7 @@ use serde_json::Value;
 pub use context::{
     ApprovalDecision, ApprovalRequest, CronHandle, CronOrigin, DelegateHandle, DelegatedTask,
     DelegationPlace, SessionScope, SessionSkills, TodoItem, ToolContext, ToolServices,
-    ToolSettings, TurnPort,
+    ToolSettings, TurnPort, VisionHandle,
 };
 pub use cronjob_tool::CRONJOB_ACTIONS;
 pub use delegate_tool::DELEGATE_BLOCKED_TOOLS;
@@ -116,7 +117,7 @@ pub fn optional_str<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
 
 /// The builtin tools of this daemon, in registry order.
 pub fn builtin_tools() -> Vec<std::sync::Arc<dyn Tool>> {
-    let builtin: [std::sync::Arc<dyn Tool>; 20] = [
+    let builtin: [std::sync::Arc<dyn Tool>; 21] = [
         std::sync::Arc::new(terminal_tools::TerminalTool),
         std::sync::Arc::new(terminal_tools::ProcessTool),
         std::sync::Arc::new(file_tools::ReadFileTool),
@@ -137,6 +138,7 @@ pub fn builtin_tools() -> Vec<std::sync::Arc<dyn Tool>> {
         std::sync::Arc::new(web::WebSearchTool),
         std::sync::Arc::new(web::WebExtractTool),
         std::sync::Arc::new(tts_tool::TextToSpeechTool),
+        std::sync::Arc::new(vision_tool::VisionAnalyzeTool),
     ];
     builtin
         .into_iter()

@@ -224,6 +224,7 @@ async fn conversation_send(daemon: &Daemon, args: &Args<'_>) -> Result<Value, Fa
             // Never: the bridge cannot ask anyone, so the daemon's approval rules deny.
             yolo: false,
             client_name: CLIENT_NAME.into(),
+            images: Vec::new(),
         })
         .await
         .map_err(|e| failed(e, key.as_deref()))?

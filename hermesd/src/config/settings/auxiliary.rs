@@ -1,6 +1,7 @@
 //! `auxiliary.<task>` (Python Hermes' keys) for the side tasks hermesd runs on a model — context
-//! compression summaries and conversation titles: their own model (else the main one), their
-//! time limit, and whether titles are written at all.
+//! compression summaries, conversation titles and `vision_analyze`: their own model (else the
+//! main one), their time limit, whether titles are written at all, and how long an image URL
+//! may take to download.
 
 use std::time::Duration;
 
@@ -11,6 +12,7 @@ use super::{provider::ProviderEntry, read::Reader};
 pub enum AuxiliaryTask {
     Compression,
     TitleGeneration,
+    Vision,
 }
 
 impl AuxiliaryTask {
@@ -19,6 +21,7 @@ impl AuxiliaryTask {
         match self {
             Self::Compression => "compression",
             Self::TitleGeneration => "title_generation",
+            Self::Vision => "vision",
         }
     }
 
@@ -27,6 +30,7 @@ impl AuxiliaryTask {
         match self {
             Self::Compression => 120.0,
             Self::TitleGeneration => 30.0,
+            Self::Vision => 120.0,
         }
     }
 }
@@ -40,6 +44,8 @@ pub struct TaskSettings {
     pub timeout: Duration,
     /// `enabled` (read for titles; default true).
     pub enabled: bool,
+    /// `download_timeout` in seconds (read for vision: an image URL's download; default 30).
+    pub download_timeout: Duration,
 }
 
 impl TaskSettings {
@@ -48,6 +54,7 @@ impl TaskSettings {
             endpoint: ProviderEntry::default(),
             timeout: Duration::from_secs_f64(task.default_timeout()),
             enabled: true,
+            download_timeout: Duration::from_secs(30),
         }
     }
 
@@ -64,7 +71,13 @@ impl TaskSettings {
             timeout: Duration::from_secs_f64(part.seconds("timeout", d.timeout.as_secs_f64())),
             enabled: match task {
                 AuxiliaryTask::TitleGeneration => part.flag("enabled", d.enabled),
-                AuxiliaryTask::Compression => d.enabled,
+                AuxiliaryTask::Compression | AuxiliaryTask::Vision => d.enabled,
+            },
+            download_timeout: match task {
+                AuxiliaryTask::Vision => Duration::from_secs_f64(
+                    part.seconds("download_timeout", d.download_timeout.as_secs_f64()),
+                ),
+                _ => d.download_timeout,
             },
         };
         r.absorb(part);
@@ -76,6 +89,7 @@ impl TaskSettings {
 pub struct AuxiliarySection {
     pub compression: TaskSettings,
     pub title_generation: TaskSettings,
+    pub vision: TaskSettings,
 }
 
 impl Default for AuxiliarySection {
@@ -83,6 +97,7 @@ impl Default for AuxiliarySection {
         Self {
             compression: TaskSettings::defaults(AuxiliaryTask::Compression),
             title_generation: TaskSettings::defaults(AuxiliaryTask::TitleGeneration),
+            vision: TaskSettings::defaults(AuxiliaryTask::Vision),
         }
     }
 }
@@ -92,6 +107,7 @@ impl AuxiliarySection {
         Self {
             compression: TaskSettings::read(r, AuxiliaryTask::Compression),
             title_generation: TaskSettings::read(r, AuxiliaryTask::TitleGeneration),
+            vision: TaskSettings::read(r, AuxiliaryTask::Vision),
         }
     }
 
@@ -99,6 +115,7 @@ impl AuxiliarySection {
         match task {
             AuxiliaryTask::Compression => &self.compression,
             AuxiliaryTask::TitleGeneration => &self.title_generation,
+            AuxiliaryTask::Vision => &self.vision,
         }
     }
 }

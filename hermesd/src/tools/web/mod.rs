@@ -235,3 +235,21 @@ pub fn refuse_secrets_in(url: &str, masker: &SecretMasker) -> Result<(), String>
     }
     Ok(())
 }
+
+/// The bytes at `url` (an image for `vision_analyze`), fetched through the guarded client: the
+/// URL and every redirect checked by the SSRF policy, at most `max_bytes`, within `limit`.
+pub async fn fetch_bytes(
+    services: &WebServices,
+    url: &str,
+    max_bytes: usize,
+    limit: Duration,
+) -> Result<bytes::Bytes, String> {
+    let (policy, client) = services.page_client().await.map_err(|e| e.to_string())?;
+    let fetched = tokio::time::timeout(limit, fetch::fetch(&client, policy, url))
+        .await
+        .map_err(|_| format!("{url}: no answer within {:.0} s", limit.as_secs_f64()))??;
+    if fetched.truncated || fetched.body.len() > max_bytes {
+        return Err(format!("{url}: larger than {max_bytes} bytes"));
+    }
+    Ok(fetched.body)
+}

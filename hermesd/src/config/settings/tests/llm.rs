@@ -151,6 +151,13 @@ fn auxiliary_defaults_values_and_bad_values() {
     );
     assert!(d.title_generation.enabled);
     assert!(d.compression.endpoint.model.is_empty());
+    assert_eq!(d.vision.timeout, Duration::from_secs(120));
+    assert_eq!(d.vision.download_timeout, Duration::from_secs(30));
+    let v =
+        clean("auxiliary: {vision: {model: gpt-4o, timeout: 60, download_timeout: 5}}").auxiliary;
+    assert_eq!(v.task(AuxiliaryTask::Vision).endpoint.model, "gpt-4o");
+    assert_eq!(v.vision.timeout, Duration::from_secs(60));
+    assert_eq!(v.vision.download_timeout, Duration::from_secs(5));
     let a = clean(
         "auxiliary: {title_generation: {enabled: false, timeout: 5}, \
          compression: {model: small, provider: openai}}",
