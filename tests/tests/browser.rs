@@ -381,3 +381,38 @@ async fn a_killed_browser_is_started_again_and_an_idle_one_is_reaped() {
     )
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_text_only_model_gets_the_screenshot_described_by_the_auxiliary_vision_model() {
+    chromium();
+    let pages = Pages::start().await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    let server = FakeLlm::start(vec![
+        call("browser_navigate", json!({"url": pages.url("/form")})),
+        call("browser_vision", json!({"question": "is there a button?"})),
+        // The auxiliary vision model's answer.
+        Reply::text("A form with a Greet button."),
+        Reply::text("done"),
+    ])
+    .await;
+    home.use_fake_model(
+        &server,
+        &format!("{LOCAL}auxiliary:\n  vision:\n    model: fake-vision\n"),
+    );
+    assert_eq!(send(&home).await["answer"], "done");
+    let requests = server.chat_requests();
+    assert_eq!(requests.len(), 4);
+    let vision = &requests[2].body;
+    assert_eq!(vision["model"], "fake-vision");
+    let asked = vision["messages"].to_string();
+    assert!(asked.contains("is there a button?"), "{asked}");
+    assert!(
+        asked.contains("data:image/png;base64,"),
+        "the screenshot is sent"
+    );
+    let r = results(&server);
+    assert_eq!(r[1]["analysis"], "A form with a Greet button.", "{}", r[1]);
+    // The main model, text-only, got no image.
+    assert!(!requests[3].body.to_string().contains("data:image/png"));
+}
