@@ -14,7 +14,7 @@ use serde_json::Value;
 /// A 32k window, compression at half of it; one head message and two tail messages protected.
 /// The sizes here are balanced against the tools' schemas of the time (the core tools, without
 /// `execute_code`, `delegate_task` the web and browser tools), which every request carries.
-const CONFIG: &str = "model:\n  context_length: 32000\n  max_retries: 0\ncompression:\n  enabled: true\n  protect_first_n: 1\n  protect_last_n: 2\nagent:\n  disabled_toolsets: [code_execution, delegation, web, browser]\n";
+const CONFIG: &str = "model:\n  context_length: 32000\n  max_retries: 0\ncompression:\n  enabled: true\n  protect_first_n: 1\n  protect_last_n: 2\nagent:\n  disabled_toolsets: [code_execution, delegation, web, browser, vision, tts]\n";
 
 fn all_text(request: &RecordedRequest) -> String {
     request.body["messages"].to_string()
@@ -322,7 +322,7 @@ async fn a_plausible_limit_in_an_overflow_error_becomes_the_known_window() {
     let _stop = StopOnDrop(&home);
     home.use_fake_model(
         &server,
-        "model:\n  max_retries: 0\ncompression:\n  enabled: true\n  protect_first_n: 1\n  protect_last_n: 2\nagent:\n  disabled_toolsets: [code_execution, delegation, web, browser]\n",
+        "model:\n  max_retries: 0\ncompression:\n  enabled: true\n  protect_first_n: 1\n  protect_last_n: 2\nagent:\n  disabled_toolsets: [code_execution, delegation, web, browser, vision, tts]\n",
     );
     let before = home.ctl_async(&["model", "show", "--json"]).await.json();
     assert_eq!(before["context_length"], 100_000);

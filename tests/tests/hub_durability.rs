@@ -89,7 +89,7 @@ async fn an_attach_and_a_send_inside_a_compression_hand_off_join_the_one_live_co
         &server,
         // Balanced against the core tools' schema bytes (without `execute_code`, `delegate_task`,
         // the web and the browser tools).
-        "model:\n  context_length: 32000\n  max_retries: 0\ncompression:\n  enabled: true\n  protect_first_n: 1\n  protect_last_n: 2\nagent:\n  disabled_toolsets: [code_execution, delegation, web, browser]\n",
+        "model:\n  context_length: 32000\n  max_retries: 0\ncompression:\n  enabled: true\n  protect_first_n: 1\n  protect_last_n: 2\nagent:\n  disabled_toolsets: [code_execution, delegation, web, browser, vision, tts]\n",
     );
     // Widen the window between storing the new segment and the live session moving to it.
     home.write(".env", "HERMESD_TEST_HANDOFF_PAUSE_MS=1500\n");

@@ -306,7 +306,13 @@ mod tests {
             .collect();
         assert_eq!(
             pure,
-            ["read_file", "search_files", "todo", "session_search"]
+            [
+                "read_file",
+                "search_files",
+                "todo",
+                "session_search",
+                "vision_analyze"
+            ]
         );
     }
 }
