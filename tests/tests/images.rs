@@ -12,7 +12,7 @@ use std::{io::Cursor, path::Path, time::Duration};
 use base64::Engine as _;
 use hermes_tests::{
     TestHome,
-    fake_llm::{FakeLlm, Reply},
+    fake_llm::{FakeLlm, FakeModel, Reply},
     fake_telegram::{Chat, FakeTelegram, User},
     home::StopOnDrop,
     telegram_home,
@@ -175,6 +175,58 @@ async fn an_attached_image_reaches_an_openai_model_and_is_stored_by_path_only() 
         openai_image_urls(&llm.chat_requests()[1].body),
         [url.to_string()]
     );
+}
+
+/// Send `file` with a question through a daemon on `llm` configured with `extra`; the image URLs
+/// of the one model request, and whether its text names the kept file.
+async fn images_sent(llm: &FakeLlm, extra: &str, file: &Path) -> (Vec<String>, bool) {
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(llm, extra);
+    let before = llm.chat_requests().len();
+    let out = home
+        .ctl_async(&["send", "--json", "--image", file.to_str().unwrap(), "what is it"])
+        .await
+        .json();
+    assert_eq!(out["answer"], "seen", "{out}");
+    let requests = llm.chat_requests();
+    assert_eq!(requests.len(), before + 1);
+    let body = &requests[before].body;
+    let kept = kept_images(&home);
+    let named = body
+        .to_string()
+        .contains(&format!("MEDIA:{}", kept[0].display()));
+    (openai_image_urls(body), named)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn whether_a_model_sees_comes_from_its_endpoint_unless_configured() {
+    let work = tempfile::tempdir().unwrap();
+    let file = work.path().join("dot.png");
+    let bytes = png(16, 16);
+    std::fs::write(&file, &bytes).unwrap();
+    let url = format!("data:image/png;base64,{}", b64(&bytes));
+    let llm = FakeLlm::start(vec![Reply::text("seen"); 5]).await;
+    // "fake-model" is in no table: nothing said, it is text-only and gets the path.
+    llm.set_models(vec![FakeModel::new("fake-model")]);
+    let (urls, named) = images_sent(&llm, "", &file).await;
+    assert!(urls.is_empty() && named, "{urls:?}");
+    // OpenRouter's listing says it takes images.
+    llm.set_models(vec![
+        FakeModel::new("fake-model").with_input_modalities(&["text", "image"]),
+    ]);
+    assert_eq!(images_sent(&llm, "", &file).await.0, [url.clone()]);
+    // Ollama's /api/show says so.
+    llm.set_models(vec![
+        FakeModel::new("fake-model").with_ollama_capabilities(&["completion", "vision"]),
+    ]);
+    assert_eq!(images_sent(&llm, "", &file).await.0, [url.clone()]);
+    // The setting wins over the endpoint, and agent.image_input_mode over both.
+    let (urls, named) = images_sent(&llm, "model:\n  supports_vision: false\n", &file).await;
+    assert!(urls.is_empty() && named, "{urls:?}");
+    let text_mode = "agent:\n  image_input_mode: text\n";
+    let (urls, named) = images_sent(&llm, text_mode, &file).await;
+    assert!(urls.is_empty() && named, "{urls:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

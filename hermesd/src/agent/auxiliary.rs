@@ -8,7 +8,7 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    config::settings::AuxiliaryTask,
+    config::settings::{AuxiliaryTask, ImageInputMode},
     llm::{self, Chain, ChatRequest},
 };
 
@@ -37,12 +37,7 @@ pub async fn chain(state: &Arc<TurnRunner>, task: AuxiliaryTask) -> Result<Chain
         .map_err(|e| AuxError::Setup(e.to_string()))?;
     // Images go only to models that take them: the main chain backs the vision model up only
     // when the main model sees.
-    if task == AuxiliaryTask::Vision
-        && !chain
-            .endpoints
-            .first()
-            .is_some_and(|e| llm::supports_vision(&e.model, llm_section.supports_vision))
-    {
+    if task == AuxiliaryTask::Vision && !main_sees_images(state, &chain).await {
         chain.endpoints.clear();
     }
     let own = &config.settings.auxiliary.task(task).endpoint;
@@ -52,6 +47,24 @@ pub async fn chain(state: &Arc<TurnRunner>, task: AuxiliaryTask) -> Result<Chain
         chain.endpoints.insert(0, own);
     }
     Ok(chain)
+}
+
+/// Whether `chain`'s main model takes images: `agent.image_input_mode: native` says so, else
+/// `model.supports_vision`, else what its endpoint says, else the shipped table.
+pub async fn main_sees_images(state: &TurnRunner, chain: &Chain) -> bool {
+    let config = state.config();
+    if config.settings.agent.image_input_mode == ImageInputMode::Native {
+        return true;
+    }
+    match chain.endpoints.first() {
+        Some(endpoint) => {
+            state
+                .model_metadata
+                .supports_vision(&chain.client, endpoint, config.settings.llm.supports_vision)
+                .await
+        }
+        None => false,
+    }
 }
 
 /// Run `request` on `task`'s chain within `auxiliary.<task>.timeout`; the text of the answer.

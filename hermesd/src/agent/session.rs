@@ -436,10 +436,10 @@ async fn run(
         .first()
         .map(llm::Endpoint::label)
         .unwrap_or_default();
-    let sees_images = chain
-        .endpoints
-        .first()
-        .is_some_and(|e| llm::supports_vision(&e.model, config.settings.llm.supports_vision));
+    // Whether the main model takes images, and whether the user's images reach it as pixels
+    // (`agent.image_input_mode`).
+    let model_sees = super::auxiliary::main_sees_images(state, &chain).await;
+    let native_images = config.settings.agent.image_input_mode.native(model_sees);
     let system = system_prompt(
         state,
         &session,
@@ -495,7 +495,7 @@ async fn run(
             .as_ref()
             .map(|d| d.place.clone())
             .unwrap_or_default(),
-        main_sees_images: sees_images,
+        main_sees_images: model_sees,
     });
     let turn = Turn {
         state: Arc::clone(state),
@@ -514,7 +514,7 @@ async fn run(
         compaction: CompactionSettings::new(&config.settings.compression),
         context_length: tokio::sync::OnceCell::new(),
         writes: std::sync::Mutex::new(Vec::new()),
-        media: sees_images.then(|| {
+        media: native_images.then(|| {
             Arc::new(super::media::TurnMedia::new(&crate::tools::spill_root(
                 &state.home.dir,
             )))

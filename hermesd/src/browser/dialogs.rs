@@ -11,6 +11,7 @@ use tokio::sync::watch;
 
 use super::{
     BrowserError,
+    cdp::Cdp,
     events::{EventTask, LOOKUP_TIMEOUT, MAX_DIALOGS, clip, push_bounded},
     page::Page,
 };
@@ -30,6 +31,19 @@ impl PendingDialog {
         json!({"id": self.id, "type": self.kind, "message": self.message,
                "default_prompt": self.default_prompt})
     }
+}
+
+/// Answer the page's open dialog from the event side (policy or timeout).
+async fn close_dialog(cdp: Cdp, session: String, accept: bool) {
+    let params = json!({"accept": accept});
+    let _ = cdp
+        .call(
+            Some(&session),
+            "Page.handleJavaScriptDialog",
+            params,
+            LOOKUP_TIMEOUT,
+        )
+        .await;
 }
 
 impl EventTask {
@@ -67,17 +81,7 @@ impl EventTask {
         let cdp = self.cdp.clone();
         let session = self.session.clone();
         let Some(dialog) = pending else {
-            tokio::spawn(async move {
-                let params = json!({"accept": answer == Some(true)});
-                let _ = cdp
-                    .call(
-                        Some(&session),
-                        "Page.handleJavaScriptDialog",
-                        params,
-                        LOOKUP_TIMEOUT,
-                    )
-                    .await;
-            });
+            tokio::spawn(close_dialog(cdp, session, answer == Some(true)));
             return;
         };
         self.dialogs_opened.send_modify(|n| *n += 1);
@@ -94,15 +98,7 @@ impl EventTask {
             });
             if expired {
                 tracing::info!(dialog = %dialog.id, "browser dialog unanswered, dismissed");
-                let params = json!({"accept": false});
-                let _ = cdp
-                    .call(
-                        Some(&session),
-                        "Page.handleJavaScriptDialog",
-                        params,
-                        LOOKUP_TIMEOUT,
-                    )
-                    .await;
+                close_dialog(cdp, session, false).await;
             }
         });
     }

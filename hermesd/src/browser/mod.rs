@@ -41,7 +41,8 @@ pub enum BrowserError {
     #[error("the browser could not start: {0}")]
     Start(String),
     #[error(
-        "the browser closed the connection (it exited or crashed); the next call starts it again"
+        "the browser closed the connection (it exited or crashed); call browser_navigate to start \
+         it again"
     )]
     Gone,
     #[error("{0}")]

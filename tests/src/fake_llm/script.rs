@@ -376,6 +376,12 @@ pub struct FakeModel {
     /// A context length only `/api/show` reports (as Ollama does; its `/v1/models` has none).
     #[serde(default)]
     pub ollama_context_length: Option<u64>,
+    /// OpenRouter's `architecture.input_modalities` in `/v1/models` (`["text", "image"]`).
+    #[serde(default)]
+    pub input_modalities: Option<Vec<String>>,
+    /// Ollama's `capabilities` in `/api/show` (`["completion", "vision"]`).
+    #[serde(default)]
+    pub ollama_capabilities: Option<Vec<String>>,
 }
 
 impl FakeModel {
@@ -401,6 +407,18 @@ impl FakeModel {
             ollama_context_length: Some(n),
             ..Self::default()
         }
+    }
+
+    /// Reports `architecture.input_modalities` in `/v1/models` (OpenRouter style).
+    pub fn with_input_modalities(mut self, modalities: &[&str]) -> Self {
+        self.input_modalities = Some(modalities.iter().map(|m| m.to_string()).collect());
+        self
+    }
+
+    /// Reports `capabilities` in `/api/show` (Ollama 0.6+).
+    pub fn with_ollama_capabilities(mut self, capabilities: &[&str]) -> Self {
+        self.ollama_capabilities = Some(capabilities.iter().map(|c| c.to_string()).collect());
+        self
     }
 
     /// Reports `max_model_len` (vLLM style).

@@ -212,6 +212,9 @@ fn list_models(state: &State) -> Response {
             if let Some(n) = m.max_model_len {
                 entry["max_model_len"] = n.into();
             }
+            if let Some(inputs) = &m.input_modalities {
+                entry["architecture"] = json!({"input_modalities": inputs});
+            }
             entry
         })
         .collect();
@@ -237,7 +240,11 @@ fn show_model(state: &State, body: &Value) -> Response {
     {
         info[format!("{arch}.context_length")] = n.into();
     }
-    Json(json!({"model_info": info})).into_response()
+    let mut show = json!({"model_info": info});
+    if let Some(capabilities) = &model.ollama_capabilities {
+        show["capabilities"] = json!(capabilities);
+    }
+    Json(show).into_response()
 }
 
 /// Answers a chat request with the next scripted reply.

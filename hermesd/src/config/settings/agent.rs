@@ -20,6 +20,8 @@ pub struct AgentSection {
     pub system_prompt: Option<String>,
     /// `agent.tool_use_enforcement`.
     pub tool_use_enforcement: Enforcement,
+    /// `agent.image_input_mode`: how images the user attaches reach the main model.
+    pub image_input_mode: ImageInputMode,
 }
 
 impl Default for AgentSection {
@@ -29,6 +31,7 @@ impl Default for AgentSection {
             loop_guard: 3,
             system_prompt: None,
             tool_use_enforcement: Enforcement::Auto,
+            image_input_mode: ImageInputMode::Auto,
         }
     }
 }
@@ -46,7 +49,50 @@ impl AgentSection {
                 &Enforcement::Auto,
                 Enforcement::parse,
             ),
+            image_input_mode: r.word(
+                "agent.image_input_mode",
+                d.image_input_mode,
+                &[
+                    ("auto", ImageInputMode::Auto),
+                    ("native", ImageInputMode::Native),
+                    ("text", ImageInputMode::Text),
+                ],
+            ),
         }
+    }
+}
+
+/// How images the user attaches reach the main model (Hermes' `agent.image_input_mode`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ImageInputMode {
+    /// As image content when the model takes images (`model.supports_vision`, else what the
+    /// endpoint says, else the shipped table), else as a path for `vision_analyze`.
+    #[default]
+    Auto,
+    /// Always as image content.
+    Native,
+    /// Always as a path for `vision_analyze`, the model never sees the pixels.
+    Text,
+}
+
+impl ImageInputMode {
+    /// Whether images go to the main model as image content, given whether it takes them.
+    pub fn native(self, model_sees: bool) -> bool {
+        match self {
+            Self::Auto => model_sees,
+            Self::Native => true,
+            Self::Text => false,
+        }
+    }
+}
+
+impl fmt::Display for ImageInputMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Auto => "auto",
+            Self::Native => "native",
+            Self::Text => "text",
+        })
     }
 }
 

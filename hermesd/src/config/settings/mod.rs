@@ -37,7 +37,7 @@ mod zone;
 #[cfg(test)]
 mod tests;
 
-pub use agent::{AgentSection, Enforcement};
+pub use agent::{AgentSection, Enforcement, ImageInputMode};
 pub use api_server::{ApiServerSettings, MIN_KEY_CHARS};
 pub use approvals::{ApprovalMode, ApprovalsSection, CronMode};
 pub use auxiliary::{AuxiliarySection, AuxiliaryTask, TaskSettings};

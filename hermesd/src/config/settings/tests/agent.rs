@@ -143,3 +143,23 @@ fn toolsets_defaults_values_and_bad_values() {
     );
     assert_eq!(s.toolsets.enabled, ["file"]);
 }
+
+#[test]
+fn agent_image_input_mode() {
+    use crate::config::settings::ImageInputMode;
+    let mode = |w: &str| {
+        clean(&format!("agent: {{image_input_mode: {w}}}"))
+            .agent
+            .image_input_mode
+    };
+    assert_eq!(clean("{}").agent.image_input_mode, ImageInputMode::Auto);
+    assert_eq!(mode("native"), ImageInputMode::Native);
+    assert_eq!(mode("TEXT"), ImageInputMode::Text);
+    let s = one_notice(
+        "agent: {image_input_mode: pixels}",
+        &["agent.image_input_mode", "auto"],
+    );
+    assert_eq!(s.agent.image_input_mode, ImageInputMode::Auto);
+    assert!(ImageInputMode::Auto.native(true) && !ImageInputMode::Auto.native(false));
+    assert!(ImageInputMode::Native.native(false) && !ImageInputMode::Text.native(true));
+}
