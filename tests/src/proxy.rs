@@ -1,5 +1,5 @@
 //! A recording HTTP proxy for tests: it keeps the head of every request it receives, forwards
-//! plain-HTTP requests (absolute-form) to their destination, and refuses every CONNECT tunnel with
+//! plain-HTTP requests (absolute-form) to their destination one per connection, and refuses every CONNECT tunnel with
 //! 403 (the tests' HTTPS destinations do not exist).
 
 use std::{
@@ -83,7 +83,12 @@ async fn serve(mut client: TcpStream, heads: Arc<Mutex<Vec<String>>>) {
     let Ok(mut upstream) = TcpStream::connect(authority).await else {
         return;
     };
-    if upstream.write_all(&buffer).await.is_ok() {
+    // One request per connection, so the next one arrives on a new connection with its own head:
+    // the upstream answers `connection: close` and the client does not reuse this one.
+    let mut forwarded = buffer[..head_end - 2].to_vec();
+    forwarded.extend_from_slice(b"connection: close\r\n\r\n");
+    forwarded.extend_from_slice(&buffer[head_end..]);
+    if upstream.write_all(&forwarded).await.is_ok() {
         let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
     }
 }

@@ -457,7 +457,7 @@ async fn exhausted_script_answers_500_and_the_log_records_requests() {
 #[tokio::test]
 async fn wait_for_requests_returns_once_n_arrived_or_on_timeout() {
     let llm = FakeLlm::start(vec![]).await;
-    let url = format!("{}/v1/models", llm.base_url());
+    let url = format!("{}/v1/unrouted", llm.base_url());
     let sender = tokio::spawn(async move {
         for _ in 0..3 {
             client().get(&url).send().await.unwrap();

@@ -185,7 +185,13 @@ async fn images_sent(llm: &FakeLlm, extra: &str, file: &Path) -> (Vec<String>, b
     home.use_fake_model(llm, extra);
     let before = llm.chat_requests().len();
     let out = home
-        .ctl_async(&["send", "--json", "--image", file.to_str().unwrap(), "what is it"])
+        .ctl_async(&[
+            "send",
+            "--json",
+            "--image",
+            file.to_str().unwrap(),
+            "what is it",
+        ])
         .await
         .json();
     assert_eq!(out["answer"], "seen", "{out}");
@@ -211,6 +217,12 @@ async fn whether_a_model_sees_comes_from_its_endpoint_unless_configured() {
     llm.set_models(vec![FakeModel::new("fake-model")]);
     let (urls, named) = images_sent(&llm, "", &file).await;
     assert!(urls.is_empty() && named, "{urls:?}");
+    // One daemon asks the listing once, for the context length and the image input together.
+    let listings = |llm: &FakeLlm| {
+        let lookups = llm.lookups();
+        lookups.iter().filter(|r| r.path == "/v1/models").count()
+    };
+    assert_eq!(listings(&llm), 1);
     // OpenRouter's listing says it takes images.
     llm.set_models(vec![
         FakeModel::new("fake-model").with_input_modalities(&["text", "image"]),

@@ -109,7 +109,12 @@ impl MetadataCache {
         if let Some(setting) = setting {
             return setting;
         }
-        match self.known(client, endpoint).await.facts.and_then(|f| f.vision) {
+        match self
+            .known(client, endpoint)
+            .await
+            .facts
+            .and_then(|f| f.vision)
+        {
             Some(sees) => sees,
             None => super::vision::supports_vision(&endpoint.model, None),
         }

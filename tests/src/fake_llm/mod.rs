@@ -98,6 +98,7 @@ impl FakeLlm {
             }),
             models: Mutex::new(Vec::new()),
             log: Mutex::new(Vec::new()),
+            lookups: Mutex::new(Vec::new()),
             arrived: watch::Sender::new(0),
         });
         let router = Router::new().fallback(handle).with_state(state.clone());
@@ -181,12 +182,16 @@ impl FakeLlm {
         self.base_url()
     }
 
-    /// Every request received so far, in arrival order.
+    /// Every request received so far, in arrival order, except the metadata lookups (`lookups`).
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.state.log.lock().unwrap().clone()
     }
 
-    /// Waits until at least `n` requests arrived or `timeout` passed; returns all requests so far.
+    /// The metadata lookups received so far: `GET /v1/models` and `POST /api/show`.
+    pub fn lookups(&self) -> Vec<RecordedRequest> {
+        self.state.lookups.lock().unwrap().clone()
+    }
+
     /// The model calls received (chat completions and Anthropic messages), without metadata
     /// lookups such as `GET /v1/models`.
     pub fn chat_requests(&self) -> Vec<RecordedRequest> {
@@ -196,6 +201,8 @@ impl FakeLlm {
             .collect()
     }
 
+    /// Waits until at least `n` requests (as `requests`) arrived or `timeout` passed; returns
+    /// them.
     pub async fn wait_for_requests(&self, n: usize, timeout: Duration) -> Vec<RecordedRequest> {
         let mut arrived = self.state.arrived.subscribe();
         let _ = tokio::time::timeout(timeout, arrived.wait_for(|count| *count >= n)).await;

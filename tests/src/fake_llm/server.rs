@@ -52,8 +52,12 @@ pub(super) fn system_prompt(body: &Value) -> String {
 pub(super) struct State {
     pub(super) script: Mutex<Script>,
     pub(super) models: Mutex<Vec<FakeModel>>,
+    /// Every request but the metadata lookups, in arrival order.
     pub(super) log: Mutex<Vec<RecordedRequest>>,
-    /// Number of requests recorded, for `wait_for_requests`.
+    /// `GET /v1/models` and `POST /api/show`: the daemon asks these once per model on its own,
+    /// so they are kept apart from the calls a test counts.
+    pub(super) lookups: Mutex<Vec<RecordedRequest>>,
+    /// Number of requests recorded in `log`, for `wait_for_requests`.
     pub(super) arrived: watch::Sender<usize>,
 }
 
@@ -180,8 +184,15 @@ pub(super) async fn handle(AxumState(state): AxumState<Arc<State>>, request: Req
         received_at: Instant::now(),
     };
     let route = (recorded.method.clone(), recorded.path.clone());
-    state.log.lock().unwrap().push(recorded);
-    state.arrived.send_modify(|count| *count += 1);
+    if matches!(
+        (route.0.as_str(), route.1.as_str()),
+        ("GET", "/v1/models") | ("POST", "/api/show")
+    ) {
+        state.lookups.lock().unwrap().push(recorded);
+    } else {
+        state.log.lock().unwrap().push(recorded);
+        state.arrived.send_modify(|count| *count += 1);
+    }
 
     match (route.0.as_str(), route.1.as_str()) {
         ("POST", "/v1/chat/completions") => chat(&state, Api::OpenAi, &body).await,
