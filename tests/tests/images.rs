@@ -227,12 +227,12 @@ async fn whether_a_model_sees_comes_from_its_endpoint_unless_configured() {
     llm.set_models(vec![
         FakeModel::new("fake-model").with_input_modalities(&["text", "image"]),
     ]);
-    assert_eq!(images_sent(&llm, "", &file).await.0, [url.clone()]);
+    assert_eq!(images_sent(&llm, "", &file).await.0, [url.as_str()]);
     // Ollama's /api/show says so.
     llm.set_models(vec![
         FakeModel::new("fake-model").with_ollama_capabilities(&["completion", "vision"]),
     ]);
-    assert_eq!(images_sent(&llm, "", &file).await.0, [url.clone()]);
+    assert_eq!(images_sent(&llm, "", &file).await.0, [url.as_str()]);
     // The setting wins over the endpoint, and agent.image_input_mode over both.
     let (urls, named) = images_sent(&llm, "model:\n  supports_vision: false\n", &file).await;
     assert!(urls.is_empty() && named, "{urls:?}");
