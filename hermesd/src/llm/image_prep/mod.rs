@@ -1,15 +1,18 @@
 //! Images made fit for a provider: the type judged by the file's first bytes (PNG, JPEG, GIF,
 //! WebP — what OpenAI and Anthropic take), a file already within the limits passed through
-//! untouched, and a larger one decoded, scaled down to [`MAX_LONG_SIDE`] and re-encoded (JPEG,
-//! or PNG when it has transparency). Anything else is refused with the reason. The codec runs
-//! only here, on the caller's (blocking) thread, and holds nothing once it returns.
+//! untouched, and a larger one decoded, scaled down to [`MAX_LONG_SIDE`], turned upright and
+//! re-encoded (JPEG, or PNG when it has transparency; the pixel work is in `pixels`). Anything
+//! else is refused with the reason. The codecs run only here, on the caller's (blocking)
+//! thread, and hold nothing once it returns.
 
 use std::{
     io::Cursor,
     path::{Path, PathBuf},
 };
 
-use image::{DynamicImage, ImageFormat, ImageReader, Limits};
+use image::{ImageFormat, ImageReader};
+
+mod pixels;
 
 /// The largest image file sent to a provider (Anthropic's limit for one image is 5 MB).
 pub const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
@@ -20,9 +23,7 @@ pub const MAX_LONG_SIDE: u32 = 1568;
 pub const MAX_SOURCE_BYTES: usize = 50 * 1024 * 1024;
 /// The most pixels decoded (a 64-megapixel photo); a larger one is refused, so a small file
 /// that claims huge dimensions cannot take the daemon's memory.
-const MAX_PIXELS: u64 = 64_000_000;
-/// Quality of a re-encoded JPEG.
-const JPEG_QUALITY: u8 = 85;
+pub(crate) const MAX_PIXELS: u64 = 64_000_000;
 
 /// An image ready to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,15 +115,9 @@ pub fn prepare(bytes: Vec<u8>) -> Result<Prepared, ImageError> {
             resized: false,
         });
     }
-    let image = decode(&bytes, format)?;
+    let pixels = pixels::decode(&bytes, format)?;
     drop(bytes);
-    let image = if width.max(height) > MAX_LONG_SIDE {
-        // An integer area average: fast, and as good as a filter when shrinking this much.
-        image.thumbnail(MAX_LONG_SIDE, MAX_LONG_SIDE)
-    } else {
-        image
-    };
-    let (bytes, media_type) = encode(&image)?;
+    let (bytes, media_type) = pixels.fit(MAX_LONG_SIDE)?.upright()?.encode()?;
     if bytes.len() > MAX_IMAGE_BYTES {
         return Err(ImageError::TooLarge {
             bytes: bytes.len(),
@@ -134,33 +129,6 @@ pub fn prepare(bytes: Vec<u8>) -> Result<Prepared, ImageError> {
         bytes,
         resized: true,
     })
-}
-
-fn decode(bytes: &[u8], format: ImageFormat) -> Result<DynamicImage, ImageError> {
-    let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
-    let mut limits = Limits::default();
-    // RGBA at 16 bits per channel of the largest image allowed, with room for the decoder.
-    limits.max_alloc = Some(MAX_PIXELS * 8 + (64 << 20));
-    reader.limits(limits);
-    reader
-        .decode()
-        .map_err(|e| ImageError::Decode(e.to_string()))
-}
-
-/// JPEG when the image is opaque, else PNG (JPEG has no transparency).
-fn encode(image: &DynamicImage) -> Result<(Vec<u8>, &'static str), ImageError> {
-    let mut out = Cursor::new(Vec::new());
-    if image.color().has_alpha() {
-        image
-            .write_to(&mut out, ImageFormat::Png)
-            .map_err(|e| ImageError::Encode(e.to_string()))?;
-        return Ok((out.into_inner(), "image/png"));
-    }
-    let rgb = image.to_rgb8();
-    let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, JPEG_QUALITY);
-    rgb.write_with_encoder(encoder)
-        .map_err(|e| ImageError::Encode(e.to_string()))?;
-    Ok((out.into_inner(), "image/jpeg"))
 }
 
 /// Write `image` into `dir` as `<digest>.<ext>` (0600) unless the same image is already there.
@@ -242,5 +210,66 @@ mod tests {
         let mut huge = vec![0u8; MAX_SOURCE_BYTES + 1];
         huge[..8].copy_from_slice(b"\x89PNG\r\n\x1a\n");
         assert!(matches!(prepare(huge), Err(ImageError::TooLarge { .. })));
+    }
+
+    /// A `width`x`height` JPEG of one colour; with `exif_orientation`, an EXIF block saying so.
+    fn jpeg(width: u16, height: u16, rgb: [u8; 3], exif_orientation: Option<u16>) -> Vec<u8> {
+        let pixels: Vec<u8> = (0..usize::from(width) * usize::from(height))
+            .flat_map(|_| rgb)
+            .collect();
+        let mut out = Vec::new();
+        let mut encoder = jpeg_encoder::Encoder::new(&mut out, 95);
+        if let Some(orientation) = exif_orientation {
+            // "Exif\0\0", a big-endian TIFF header, one IFD with one SHORT entry: 0x0112.
+            let mut exif = b"Exif\0\0MM\0\x2a\0\0\0\x08\0\x01\x01\x12\0\x03\0\0\0\x01".to_vec();
+            exif.extend_from_slice(&orientation.to_be_bytes());
+            exif.extend_from_slice(&[0, 0, 0, 0, 0, 0]);
+            encoder.add_app_segment(1, &exif).unwrap();
+        }
+        encoder
+            .encode(&pixels, width, height, jpeg_encoder::ColorType::Rgb)
+            .unwrap();
+        out
+    }
+
+    #[test]
+    fn a_large_photo_keeps_its_colours_and_is_turned_upright() {
+        let prepared = prepare(jpeg(3000, 1000, [200, 30, 60], None)).unwrap();
+        assert_eq!(prepared.media_type, "image/jpeg");
+        let scaled = image::load_from_memory(&prepared.bytes).unwrap().to_rgb8();
+        assert_eq!(scaled.dimensions(), (MAX_LONG_SIDE, 522));
+        let image::Rgb([r, g, b]) = *scaled.get_pixel(700, 300);
+        let near = |got: u8, want: u8| got.abs_diff(want) <= 4;
+        assert!(near(r, 200) && near(g, 30) && near(b, 60), "{r},{g},{b}");
+        // EXIF 6: the camera was held upright, the sensor's rows are the picture's columns.
+        let turned = prepare(jpeg(3000, 1000, [10, 120, 240], Some(6))).unwrap();
+        let upright = image::load_from_memory(&turned.bytes).unwrap();
+        assert_eq!((upright.width(), upright.height()), (522, MAX_LONG_SIDE));
+    }
+
+    #[test]
+    fn a_large_transparent_image_stays_png_with_its_alpha() {
+        let image = image::RgbaImage::from_fn(2000, 2000, |x, _| {
+            image::Rgba([255, 0, 0, if x < 1000 { 0 } else { 255 }])
+        });
+        let mut out = Cursor::new(Vec::new());
+        image.write_to(&mut out, ImageFormat::Png).unwrap();
+        let prepared = prepare(out.into_inner()).unwrap();
+        assert_eq!(prepared.media_type, "image/png");
+        let scaled = image::load_from_memory(&prepared.bytes).unwrap().to_rgba8();
+        assert_eq!(scaled.dimensions(), (MAX_LONG_SIDE, MAX_LONG_SIDE));
+        assert_eq!(scaled.get_pixel(100, 100).0[3], 0);
+        assert_eq!(*scaled.get_pixel(1500, 100), image::Rgba([255, 0, 0, 255]));
+    }
+
+    #[test]
+    fn a_large_grey_jpeg_is_re_encoded() {
+        let grey = image::GrayImage::from_fn(2400, 1600, |x, _| image::Luma([(x % 256) as u8]));
+        let mut out = Cursor::new(Vec::new());
+        grey.write_to(&mut out, ImageFormat::Jpeg).unwrap();
+        let prepared = prepare(out.into_inner()).unwrap();
+        assert_eq!(prepared.media_type, "image/jpeg");
+        let scaled = image::load_from_memory(&prepared.bytes).unwrap();
+        assert_eq!((scaled.width(), scaled.height()), (MAX_LONG_SIDE, 1045));
     }
 }

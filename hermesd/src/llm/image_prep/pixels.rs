@@ -1,0 +1,214 @@
+//! The pixel work behind [`super::prepare`]: decode (a JPEG photo straight to YCbCr with
+//! zune-jpeg, so neither side converts colours; anything else through the image crate), scale
+//! down with fast_image_resize, turn upright by the EXIF orientation (the re-encoded file carries
+//! no EXIF), and encode (jpeg-encoder, or PNG when the image has transparency).
+
+use std::io::Cursor;
+
+use fast_image_resize::{self as fir, images::Image, PixelType, ResizeAlg, ResizeOptions, Resizer};
+use image::{
+    metadata::Orientation, DynamicImage, ExtendedColorType, ImageDecoder, ImageEncoder,
+    ImageFormat, ImageReader, Limits,
+};
+use zune_jpeg::{
+    zune_core::{bytestream::ZCursor, colorspace::ColorSpace, options::DecoderOptions},
+    JpegDecoder,
+};
+
+use super::{ImageError, MAX_PIXELS};
+
+/// Quality of a re-encoded JPEG.
+const JPEG_QUALITY: u8 = 85;
+
+/// How the three or four bytes of a pixel are to be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Layout {
+    /// JPEG's own colour space, as decoded and as the encoder takes it.
+    Ycbcr,
+    Rgb,
+    Rgba,
+}
+
+impl Layout {
+    fn pixel_type(self) -> PixelType {
+        match self {
+            Layout::Ycbcr | Layout::Rgb => PixelType::U8x3,
+            Layout::Rgba => PixelType::U8x4,
+        }
+    }
+}
+
+/// A decoded image: `data` holds `width * height` pixels in `layout`, row after row.
+pub(super) struct Pixels {
+    pub width: u32,
+    pub height: u32,
+    pub layout: Layout,
+    data: Vec<u8>,
+    /// How the camera says the image must be turned to be upright.
+    orientation: Orientation,
+}
+
+/// Decode `bytes` (already sniffed as `format`, its size already checked against
+/// [`MAX_PIXELS`]).
+pub(super) fn decode(bytes: &[u8], format: ImageFormat) -> Result<Pixels, ImageError> {
+    if format == ImageFormat::Jpeg {
+        return decode_jpeg(bytes);
+    }
+    let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
+    let mut limits = Limits::default();
+    // RGBA at 16 bits per channel of the largest image allowed, with room for the decoder.
+    limits.max_alloc = Some(MAX_PIXELS * 8 + (64 << 20));
+    reader.limits(limits);
+    let failed = |e: image::ImageError| ImageError::Decode(e.to_string());
+    let mut decoder = reader.into_decoder().map_err(failed)?;
+    let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
+    let image = DynamicImage::from_decoder(decoder).map_err(failed)?;
+    let (width, height) = (image.width(), image.height());
+    let (layout, data) = if image.color().has_alpha() {
+        (Layout::Rgba, image.into_rgba8().into_raw())
+    } else {
+        (Layout::Rgb, image.into_rgb8().into_raw())
+    };
+    Ok(Pixels {
+        width,
+        height,
+        layout,
+        data,
+        orientation,
+    })
+}
+
+fn decode_jpeg(bytes: &[u8]) -> Result<Pixels, ImageError> {
+    let failed = |e: zune_jpeg::errors::DecodeErrors| ImageError::Decode(e.to_string());
+    let mut decoder = JpegDecoder::new(ZCursor::new(bytes));
+    decoder.decode_headers().map_err(failed)?;
+    // A YCbCr photo stays YCbCr (the encoder wants it so); grey, CMYK and the rest become RGB.
+    let layout = match decoder.input_colorspace() {
+        Some(ColorSpace::YCbCr) => Layout::Ycbcr,
+        _ => Layout::Rgb,
+    };
+    let out = match layout {
+        Layout::Ycbcr => ColorSpace::YCbCr,
+        _ => ColorSpace::RGB,
+    };
+    let options = DecoderOptions::default()
+        .set_max_width(usize::MAX)
+        .set_max_height(usize::MAX)
+        .jpeg_set_out_colorspace(out);
+    decoder.set_options(options);
+    let data = decoder.decode().map_err(failed)?;
+    let (width, height) = decoder
+        .dimensions()
+        .ok_or_else(|| ImageError::Decode("no dimensions after decoding".into()))?;
+    let orientation = decoder
+        .exif()
+        .and_then(|exif| Orientation::from_exif_chunk(exif))
+        .unwrap_or(Orientation::NoTransforms);
+    let (width, height) = (dimension(width)?, dimension(height)?);
+    if data.len() != width as usize * height as usize * 3 {
+        return Err(ImageError::Decode(format!(
+            "{} bytes decoded for {width}x{height} pixels",
+            data.len()
+        )));
+    }
+    Ok(Pixels {
+        width,
+        height,
+        layout,
+        data,
+        orientation,
+    })
+}
+
+fn dimension(value: usize) -> Result<u32, ImageError> {
+    u32::try_from(value).map_err(|_| ImageError::Decode(format!("a side of {value} pixels")))
+}
+
+impl Pixels {
+    /// Scaled down so its longer side is `long_side` (an area average: every source pixel counts,
+    /// so fine text and noise do not alias); unchanged when it already fits.
+    pub fn fit(self, long_side: u32) -> Result<Pixels, ImageError> {
+        let longest = self.width.max(self.height);
+        if longest <= long_side {
+            return Ok(self);
+        }
+        let scaled = |side: u32| {
+            let exact = u64::from(side) * u64::from(long_side) / u64::from(longest);
+            u32::try_from(exact).unwrap_or(long_side).max(1)
+        };
+        let (width, height) = (scaled(self.width), scaled(self.height));
+        let failed = |e: String| ImageError::Encode(format!("cannot scale the image: {e}"));
+        let pixel_type = self.layout.pixel_type();
+        let source = fir::images::ImageRef::new(self.width, self.height, &self.data, pixel_type)
+            .map_err(|e| failed(e.to_string()))?;
+        let mut target = Image::new(width, height, pixel_type);
+        let options = ResizeOptions::new().resize_alg(ResizeAlg::Convolution(fir::FilterType::Box));
+        Resizer::new()
+            .resize(&source, &mut target, &options)
+            .map_err(|e| failed(e.to_string()))?;
+        Ok(Pixels {
+            width,
+            height,
+            layout: self.layout,
+            data: target.into_vec(),
+            orientation: self.orientation,
+        })
+    }
+
+    /// Turned and flipped as its EXIF orientation says; a per-pixel move, so it holds for YCbCr
+    /// as for RGB.
+    pub fn upright(self) -> Result<Pixels, ImageError> {
+        if self.orientation == Orientation::NoTransforms {
+            return Ok(self);
+        }
+        let Pixels {
+            width,
+            height,
+            layout,
+            data,
+            orientation,
+        } = self;
+        let malformed = || ImageError::Encode("the pixel buffer does not match its size".into());
+        let mut image = match layout {
+            Layout::Rgba => DynamicImage::ImageRgba8(
+                image::RgbaImage::from_raw(width, height, data).ok_or_else(malformed)?,
+            ),
+            Layout::Ycbcr | Layout::Rgb => DynamicImage::ImageRgb8(
+                image::RgbImage::from_raw(width, height, data).ok_or_else(malformed)?,
+            ),
+        };
+        image.apply_orientation(orientation);
+        Ok(Pixels {
+            width: image.width(),
+            height: image.height(),
+            layout,
+            data: image.into_bytes(),
+            orientation: Orientation::NoTransforms,
+        })
+    }
+
+    /// Encoded as JPEG, or as PNG when it has transparency (JPEG has none): the bytes and their
+    /// media type.
+    pub fn encode(&self) -> Result<(Vec<u8>, &'static str), ImageError> {
+        let failed = |e: String| ImageError::Encode(e);
+        if self.layout == Layout::Rgba {
+            let mut out = Vec::new();
+            image::codecs::png::PngEncoder::new(&mut out)
+                .write_image(&self.data, self.width, self.height, ExtendedColorType::Rgba8)
+                .map_err(|e| failed(e.to_string()))?;
+            return Ok((out, "image/png"));
+        }
+        let side = |value: u32| {
+            u16::try_from(value).map_err(|_| failed(format!("a side of {value} pixels")))
+        };
+        let color = match self.layout {
+            Layout::Ycbcr => jpeg_encoder::ColorType::Ycbcr,
+            _ => jpeg_encoder::ColorType::Rgb,
+        };
+        let mut out = Vec::new();
+        jpeg_encoder::Encoder::new(&mut out, JPEG_QUALITY)
+            .encode(&self.data, side(self.width)?, side(self.height)?, color)
+            .map_err(|e| failed(e.to_string()))?;
+        Ok((out, "image/jpeg"))
+    }
+}
