@@ -1,18 +1,13 @@
-//! The pixel work behind [`super::prepare`]: decode (a JPEG photo straight to YCbCr with
-//! zune-jpeg, so neither side converts colours; anything else through the image crate), scale
-//! down with fast_image_resize, turn upright by the EXIF orientation (the re-encoded file carries
-//! no EXIF), and encode (jpeg-encoder, or PNG when the image has transparency).
+//! The pixel work behind [`super::prepare`]: decode (the image crate), scale down
+//! (fast_image_resize), turn upright by the EXIF orientation (the re-encoded file carries no
+//! EXIF), and encode (jpeg-encoder, or PNG when the image has transparency).
 
 use std::io::Cursor;
 
-use fast_image_resize::{self as fir, images::Image, PixelType, ResizeAlg, ResizeOptions, Resizer};
+use fast_image_resize::{self as fir, PixelType, ResizeAlg, ResizeOptions, Resizer, images::Image};
 use image::{
-    metadata::Orientation, DynamicImage, ExtendedColorType, ImageDecoder, ImageEncoder,
-    ImageFormat, ImageReader, Limits,
-};
-use zune_jpeg::{
-    zune_core::{bytestream::ZCursor, colorspace::ColorSpace, options::DecoderOptions},
-    JpegDecoder,
+    DynamicImage, ExtendedColorType, ImageDecoder, ImageEncoder, ImageFormat, ImageReader, Limits,
+    metadata::Orientation,
 };
 
 use super::{ImageError, MAX_PIXELS};
@@ -20,11 +15,9 @@ use super::{ImageError, MAX_PIXELS};
 /// Quality of a re-encoded JPEG.
 const JPEG_QUALITY: u8 = 85;
 
-/// How the three or four bytes of a pixel are to be read.
+/// Three bytes a pixel, or four with transparency.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Layout {
-    /// JPEG's own colour space, as decoded and as the encoder takes it.
-    Ycbcr,
     Rgb,
     Rgba,
 }
@@ -32,7 +25,7 @@ pub(super) enum Layout {
 impl Layout {
     fn pixel_type(self) -> PixelType {
         match self {
-            Layout::Ycbcr | Layout::Rgb => PixelType::U8x3,
+            Layout::Rgb => PixelType::U8x3,
             Layout::Rgba => PixelType::U8x4,
         }
     }
@@ -51,9 +44,6 @@ pub(super) struct Pixels {
 /// Decode `bytes` (already sniffed as `format`, its size already checked against
 /// [`MAX_PIXELS`]).
 pub(super) fn decode(bytes: &[u8], format: ImageFormat) -> Result<Pixels, ImageError> {
-    if format == ImageFormat::Jpeg {
-        return decode_jpeg(bytes);
-    }
     let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
     let mut limits = Limits::default();
     // RGBA at 16 bits per channel of the largest image allowed, with room for the decoder.
@@ -76,52 +66,6 @@ pub(super) fn decode(bytes: &[u8], format: ImageFormat) -> Result<Pixels, ImageE
         data,
         orientation,
     })
-}
-
-fn decode_jpeg(bytes: &[u8]) -> Result<Pixels, ImageError> {
-    let failed = |e: zune_jpeg::errors::DecodeErrors| ImageError::Decode(e.to_string());
-    let mut decoder = JpegDecoder::new(ZCursor::new(bytes));
-    decoder.decode_headers().map_err(failed)?;
-    // A YCbCr photo stays YCbCr (the encoder wants it so); grey, CMYK and the rest become RGB.
-    let layout = match decoder.input_colorspace() {
-        Some(ColorSpace::YCbCr) => Layout::Ycbcr,
-        _ => Layout::Rgb,
-    };
-    let out = match layout {
-        Layout::Ycbcr => ColorSpace::YCbCr,
-        _ => ColorSpace::RGB,
-    };
-    let options = DecoderOptions::default()
-        .set_max_width(usize::MAX)
-        .set_max_height(usize::MAX)
-        .jpeg_set_out_colorspace(out);
-    decoder.set_options(options);
-    let data = decoder.decode().map_err(failed)?;
-    let (width, height) = decoder
-        .dimensions()
-        .ok_or_else(|| ImageError::Decode("no dimensions after decoding".into()))?;
-    let orientation = decoder
-        .exif()
-        .and_then(|exif| Orientation::from_exif_chunk(exif))
-        .unwrap_or(Orientation::NoTransforms);
-    let (width, height) = (dimension(width)?, dimension(height)?);
-    if data.len() != width as usize * height as usize * 3 {
-        return Err(ImageError::Decode(format!(
-            "{} bytes decoded for {width}x{height} pixels",
-            data.len()
-        )));
-    }
-    Ok(Pixels {
-        width,
-        height,
-        layout,
-        data,
-        orientation,
-    })
-}
-
-fn dimension(value: usize) -> Result<u32, ImageError> {
-    u32::try_from(value).map_err(|_| ImageError::Decode(format!("a side of {value} pixels")))
 }
 
 impl Pixels {
@@ -155,8 +99,7 @@ impl Pixels {
         })
     }
 
-    /// Turned and flipped as its EXIF orientation says; a per-pixel move, so it holds for YCbCr
-    /// as for RGB.
+    /// Turned and flipped as its EXIF orientation says.
     pub fn upright(self) -> Result<Pixels, ImageError> {
         if self.orientation == Orientation::NoTransforms {
             return Ok(self);
@@ -173,7 +116,7 @@ impl Pixels {
             Layout::Rgba => DynamicImage::ImageRgba8(
                 image::RgbaImage::from_raw(width, height, data).ok_or_else(malformed)?,
             ),
-            Layout::Ycbcr | Layout::Rgb => DynamicImage::ImageRgb8(
+            Layout::Rgb => DynamicImage::ImageRgb8(
                 image::RgbImage::from_raw(width, height, data).ok_or_else(malformed)?,
             ),
         };
@@ -194,20 +137,26 @@ impl Pixels {
         if self.layout == Layout::Rgba {
             let mut out = Vec::new();
             image::codecs::png::PngEncoder::new(&mut out)
-                .write_image(&self.data, self.width, self.height, ExtendedColorType::Rgba8)
+                .write_image(
+                    &self.data,
+                    self.width,
+                    self.height,
+                    ExtendedColorType::Rgba8,
+                )
                 .map_err(|e| failed(e.to_string()))?;
             return Ok((out, "image/png"));
         }
         let side = |value: u32| {
             u16::try_from(value).map_err(|_| failed(format!("a side of {value} pixels")))
         };
-        let color = match self.layout {
-            Layout::Ycbcr => jpeg_encoder::ColorType::Ycbcr,
-            _ => jpeg_encoder::ColorType::Rgb,
-        };
         let mut out = Vec::new();
         jpeg_encoder::Encoder::new(&mut out, JPEG_QUALITY)
-            .encode(&self.data, side(self.width)?, side(self.height)?, color)
+            .encode(
+                &self.data,
+                side(self.width)?,
+                side(self.height)?,
+                jpeg_encoder::ColorType::Rgb,
+            )
             .map_err(|e| failed(e.to_string()))?;
         Ok((out, "image/jpeg"))
     }
