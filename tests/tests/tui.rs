@@ -2,7 +2,8 @@
 //! watch the answer stream, approve a command in the modal, switch to a second session that a
 //! `hermesctl send` is running in and see its stream, quit — and check that the turn went on and
 //! the terminal is as it was (`stty -a` before and after).
-//! Also: a `tui.log` past 1 MiB is rotated when the TUI starts.
+//! Also: `/image` attaches a file to the next message, and a `tui.log` past 1 MiB is rotated when
+//! the TUI starts.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
 
 use std::process::Stdio;
@@ -115,6 +116,43 @@ async fn tui_streams_approves_switches_to_a_running_session_and_quits_leaving_it
     let before = std::fs::read_to_string(before).unwrap();
     let after = std::fs::read_to_string(&after).unwrap();
     assert_eq!(before, after, "the terminal is restored");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn slash_image_in_the_tui_sends_the_picture_with_the_next_message() {
+    let server = FakeLlm::start(vec![Reply::text("a tiny picture")]).await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, "model:\n  supports_vision: true\n");
+    std::fs::create_dir_all(home.user_home()).unwrap();
+    let picture = home.path().join("dot.png");
+    let mut png = std::io::Cursor::new(Vec::new());
+    image::RgbImage::from_pixel(4, 4, image::Rgb([9, 99, 199]))
+        .write_to(&mut png, image::ImageFormat::Png)
+        .unwrap();
+    std::fs::write(&picture, png.get_ref()).unwrap();
+    home.ctl_async(&["status"]).await.ok();
+    let ctl = Tmux::hermesctl(&home, "tui --new");
+    let mut tmux = Tmux::start_script(&home, &format!("{ctl}; echo EXIT=$?; sleep 600"));
+    tmux.wait_for("● connected").await;
+    tmux.keys(&[&format!("/image {}", picture.display()), "Enter"]);
+    tmux.wait_for("attached /").await;
+    tmux.keys(&["what is this", "Enter"]);
+    tmux.wait_for("a tiny picture").await;
+    let body = &server.chat_requests()[0].body;
+    let urls: Vec<&str> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter_map(|p| p["image_url"]["url"].as_str())
+        .collect();
+    assert_eq!(urls.len(), 1, "{body}");
+    assert!(urls[0].starts_with("data:image/png;base64,"), "{body}");
+    tmux.keys(&["Tab", "q"]);
+    let screen = tmux.wait_for("EXIT=").await;
+    assert!(screen.contains("EXIT=0"), "{screen}");
 }
 
 /// The pid of the program the pane's shell runs (hermesctl exec'd into hermes-tui).

@@ -163,6 +163,8 @@ pub struct App {
     pub choice: usize,
     /// Input sent while disconnected, sent once re-attached.
     pub unsent: Option<String>,
+    /// Image files (absolute paths) attached with `/image`, sent with the next message.
+    pub images: Vec<String>,
     /// After a search hit opens: the message to scroll to once it is here.
     pub jump_to: Option<u64>,
     pub last_ctrl_c: Option<Instant>,
@@ -194,6 +196,7 @@ impl App {
             answer: String::new(),
             choice: 0,
             unsent: None,
+            images: Vec::new(),
             jump_to: None,
             last_ctrl_c: None,
             now: Instant::now(),
@@ -453,6 +456,7 @@ impl App {
         vec![Effect::Frame(client_frame::Kind::UserInput(
             pb::UserInput {
                 text,
+                attachments: std::mem::take(&mut self.images),
                 ..pb::UserInput::default()
             },
         ))]

@@ -82,6 +82,10 @@ impl App {
                 self.toggle_tools();
                 Vec::new()
             }
+            "image" => {
+                self.attach_image(args.trim());
+                Vec::new()
+            }
             "resume" if !args.is_empty() => self.switch_to(args.trim()),
             "resume" => {
                 self.focus = Focus::Sessions;
@@ -115,6 +119,37 @@ impl App {
                 self.flash = Some(format!("/{other} is not available in the TUI"));
                 Vec::new()
             }
+        }
+    }
+}
+
+impl App {
+    /// `/image PATH`: keep the file for the next message (the daemon checks its type and size
+    /// when it arrives); `/image` alone says what is attached.
+    fn attach_image(&mut self, path: &str) {
+        if path.is_empty() {
+            self.flash = Some(if self.images.is_empty() {
+                "/image PATH attaches an image (PNG, JPEG, GIF, WebP) to your next message".into()
+            } else {
+                format!("attached: {}", self.images.join(", "))
+            });
+            return;
+        }
+        let absolute = match std::path::absolute(path) {
+            Ok(absolute) if absolute.is_file() => absolute,
+            Ok(_) => {
+                self.flash = Some(format!("/image {path}: no such file"));
+                return;
+            }
+            Err(e) => {
+                self.flash = Some(format!("/image {path}: {e}"));
+                return;
+            }
+        };
+        let absolute = absolute.display().to_string();
+        self.flash = Some(format!("attached {absolute} (sent with your next message)"));
+        if !self.images.contains(&absolute) {
+            self.images.push(absolute);
         }
     }
 }

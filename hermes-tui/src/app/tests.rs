@@ -382,3 +382,43 @@ fn alt_enter_adds_a_line_and_enter_sends_both() {
         matches!(&effects[..], [Effect::Frame(client_frame::Kind::UserInput(u))] if u.text == "one\ntwo")
     );
 }
+
+#[test]
+fn an_image_attached_with_slash_image_goes_with_the_next_message_only() {
+    let mut app = app();
+    attached(&mut app, "a");
+    let dir = tempfile::tempdir().unwrap();
+    let photo = dir.path().join("photo.png");
+    std::fs::write(&photo, b"\x89PNG\r\n\x1a\n").unwrap();
+    typed(
+        &mut app,
+        &format!("/image {}", dir.path().join("missing.png").display()),
+    );
+    assert!(app.update(key(KeyCode::Enter)).is_empty());
+    assert!(
+        app.flash
+            .as_deref()
+            .is_some_and(|f| f.contains("no such file"))
+    );
+    typed(&mut app, &format!("/image {}", photo.display()));
+    assert!(app.update(key(KeyCode::Enter)).is_empty());
+    assert!(
+        app.flash
+            .as_deref()
+            .is_some_and(|f| f.starts_with("attached "))
+    );
+    typed(&mut app, "what is it");
+    let sent = |effects: Vec<Effect>| match &effects[..] {
+        [Effect::Frame(client_frame::Kind::UserInput(u))] => {
+            (u.text.clone(), u.attachments.clone())
+        }
+        other => panic!("{other:?}"),
+    };
+    let first = sent(app.update(key(KeyCode::Enter)));
+    assert_eq!(
+        first,
+        ("what is it".into(), vec![photo.display().to_string()])
+    );
+    typed(&mut app, "and now");
+    assert!(sent(app.update(key(KeyCode::Enter))).1.is_empty());
+}

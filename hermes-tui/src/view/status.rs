@@ -58,7 +58,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, styles: &Styles) {
         .and_then(|u| u.cost_usd)
         .map_or_else(|| "$—".to_string(), |c| format!("${c:.4}"));
     let busy = session.map_or("queue", |s| busy_word(s.busy_policy));
-    let facts = format!(" {model} · {context} · {cost} · busy: {busy} · ");
+    let attached = match app.images.len() {
+        0 => String::new(),
+        1 => "1 image attached · ".into(),
+        n => format!("{n} images attached · "),
+    };
+    let facts = format!(" {model} · {context} · {cost} · busy: {busy} · {attached}");
     let line = match &app.flash {
         Some(flash) => Line::from(vec![
             Span::styled(
