@@ -1,7 +1,9 @@
 //! Image preparation benchmark: a 4 MB phone photo (4032x3024 JPEG with sensor-like noise over
 //! smooth gradients, made here) prepared for a request by `hermesd::llm::image_prep::prepare` —
 //! decode, scale to the 1568 px long side, re-encode JPEG. Prints median and p90 time, the peak
-//! memory allocated beyond the input, and what is still allocated once the result is dropped.
+//! memory allocated beyond the input, and what is still allocated once the result is dropped;
+//! and, for comparison, the JPEG decode alone (the image crate's zune-jpeg), the floor of the
+//! whole preparation on this machine.
 //!
 //! `cargo run --release -p hermes-tests --bin bench-vision [-- RUNS]` (RUNS: samples; default
 //! 20; CI runs 1 as a smoke test, whose numbers mean nothing).
@@ -78,6 +80,15 @@ fn main() {
         // what the preparation itself left behind.
         after = after.max(live + source.len() as isize);
     }
+    let mut decodes: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let started = Instant::now();
+            let decoded = image::load_from_memory_with_format(&source, image::ImageFormat::Jpeg);
+            let elapsed = started.elapsed();
+            assert_eq!(decoded.expect("the photo decodes").width(), WIDTH);
+            elapsed
+        })
+        .collect();
     let rows = vec![
         Row::from_samples(
             format!(
@@ -87,6 +98,11 @@ fn main() {
             ),
             &mut samples,
             "< 60 ms",
+        ),
+        Row::from_samples(
+            "  of which at least: the JPEG decode alone".into(),
+            &mut decodes,
+            "",
         ),
         report::value_row(
             "peak memory allocated beyond the input".into(),
