@@ -7,7 +7,7 @@
 //! clear error and stores nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
 
-use std::{io::Cursor, path::Path, time::Duration};
+use std::{io::Cursor, os::unix::fs::PermissionsExt, path::Path, time::Duration};
 
 use base64::Engine as _;
 use hermes_tests::{
@@ -81,6 +81,7 @@ fn kept_images(home: &TestHome) -> Vec<std::path::PathBuf> {
     sessions
         .filter_map(|s| std::fs::read_dir(s.unwrap().path().join("images")).ok())
         .flat_map(|files| files.map(|f| f.unwrap().path()))
+        .filter(|path| path.extension().is_none_or(|e| e != "description"))
         .collect()
 }
 
@@ -275,56 +276,94 @@ async fn a_large_photo_reaches_an_anthropic_model_scaled_down_as_an_image_block(
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_text_only_model_gets_the_path_and_asks_the_auxiliary_vision_model() {
+async fn a_text_only_model_gets_a_description_and_can_look_closer_with_vision_analyze() {
     let work = tempfile::tempdir().unwrap();
     let file = work.path().join("chart.png");
     let bytes = png(32, 32);
     std::fs::write(&file, &bytes).unwrap();
     let call = json!({"image_url": file, "question": "what colour dominates?"}).to_string();
     let llm = FakeLlm::start(vec![
+        Reply::text("A bar chart titled Q3 sales."),
         Reply::tool_call("vision_analyze", &call),
         Reply::text("mostly green"),
         Reply::text("The chart is mostly green."),
+        Reply::text("It is titled Q3 sales."),
     ])
     .await;
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
     home.use_fake_model(&llm, "auxiliary:\n  vision:\n    model: fake-vision\n");
-    let answer = home
-        .ctl_async(&["send", "--image", file.to_str().unwrap(), "look at this"])
+    let out = home
+        .ctl_async(&[
+            "send",
+            "--json",
+            "--image",
+            file.to_str().unwrap(),
+            "look at this",
+        ])
         .await
-        .ok();
-    assert!(answer.contains("mostly green"), "{answer}");
+        .json();
+    assert!(
+        out["answer"].as_str().unwrap().contains("mostly green"),
+        "{out}"
+    );
     let requests = llm.chat_requests();
-    assert_eq!(requests.len(), 3);
-    // The main model: no pixels, the kept file's path, and the tool to look with.
-    let first = &requests[0];
+    assert_eq!(requests.len(), 4);
+    // The auxiliary vision model describes the image first: its own model, the image, no tools.
+    let describe = &requests[0];
+    assert_eq!(describe.body["model"], "fake-vision");
+    assert!(describe.body.get("tools").is_none_or(Value::is_null));
+    assert!(
+        describe.body["messages"]
+            .to_string()
+            .contains("Describe this image")
+    );
+    let sent = [format!("data:image/png;base64,{}", b64(&bytes))];
+    assert_eq!(openai_image_urls(&describe.body), sent);
+    // The main model: no pixels, the description, the kept file's path and the tool to look with.
+    let first = &requests[1];
     assert!(openai_image_urls(&first.body).is_empty(), "text-only");
     let kept = kept_images(&home);
+    let text = first.body["messages"].to_string();
     assert!(
-        first
-            .body
-            .to_string()
-            .contains(&format!("MEDIA:{}", kept[0].display()))
+        text.contains("The vision model describes it:\\nA bar chart titled Q3 sales."),
+        "{text}"
     );
+    assert!(text.contains(&format!(
+        "vision_analyze with image_url: {}",
+        kept[0].display()
+    )));
     assert!(first.tool_names().contains(&"vision_analyze".to_string()));
-    // The auxiliary vision model: its own model name, the question and the image, no tools.
-    let vision = &requests[1];
+    // vision_analyze asks the auxiliary model the question, with the image.
+    let vision = &requests[2];
     assert_eq!(vision.body["model"], "fake-vision");
-    assert!(vision.body.get("tools").is_none_or(Value::is_null));
-    let asked = vision.body["messages"].to_string();
-    assert!(asked.contains("what colour dominates?"), "{asked}");
-    assert_eq!(
-        openai_image_urls(&vision.body),
-        [format!("data:image/png;base64,{}", b64(&bytes))]
-    );
-    // Its answer is the tool's result.
-    let result = requests[2].tool_results()[0].clone();
     assert!(
-        result.contains("\"success\":true") || result.contains("\"success\": true"),
-        "{result}"
+        vision.body["messages"]
+            .to_string()
+            .contains("what colour dominates?")
     );
+    assert_eq!(openai_image_urls(&vision.body), sent);
+    let result = requests[3].tool_results()[0].clone();
     assert!(result.contains("mostly green"), "{result}");
+    // The description is kept beside the image: after a restart the next turn sends the same text
+    // without asking again.
+    let description = std::path::PathBuf::from(format!("{}.description", kept[0].display()));
+    let mode = std::fs::metadata(&description)
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    home.ctl_async(&["daemon", "restart"]).await.ok();
+    let id = out["session_id"].as_str().unwrap();
+    let again = home
+        .ctl_async(&["send", "--session", id, "and its title?"])
+        .await
+        .ok();
+    assert!(again.contains("Q3 sales"), "{again}");
+    let requests = llm.chat_requests();
+    assert_eq!(requests.len(), 5, "no second description");
+    let text = requests[4].body["messages"].to_string();
+    assert!(text.contains("A bar chart titled Q3 sales."), "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -75,6 +75,9 @@ pub async fn attach(
     Ok(marked(text, &paths))
 }
 
+/// The start of the line naming an attached image in the stored message.
+pub const ATTACHED_IMAGE: &str = "[Attached image] MEDIA:";
+
 /// Where session `session_id`'s attached images are kept.
 pub fn images_dir(hermes_home: &Path, session_id: &str) -> PathBuf {
     crate::tools::spill_dir(hermes_home, session_id).join("images")
@@ -87,7 +90,7 @@ fn marked(text: &str, paths: &[PathBuf]) -> String {
         if !out.is_empty() {
             out.push('\n');
         }
-        out.push_str(&format!("[Attached image] MEDIA:{}", path.display()));
+        out.push_str(&format!("{ATTACHED_IMAGE}{}", path.display()));
     }
     out
 }

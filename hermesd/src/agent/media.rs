@@ -102,7 +102,7 @@ fn media_paths(text: &str) -> Vec<PathBuf> {
 
 /// The image at `path` when it is a regular file under `root` (after resolving links), small
 /// enough, and one of the types providers take, judged by its first bytes.
-fn read_image(root: &Path, path: &Path) -> Result<Image, String> {
+pub(super) fn read_image(root: &Path, path: &Path) -> Result<Image, String> {
     let real = path
         .canonicalize()
         .map_err(|e| format!("cannot resolve: {e}"))?;

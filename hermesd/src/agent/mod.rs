@@ -9,6 +9,7 @@ pub mod compress;
 mod compress_now;
 mod context_files;
 mod delegation;
+mod described;
 pub mod ending;
 mod history;
 mod identity;

@@ -519,6 +519,7 @@ async fn run(
                 &state.home.dir,
             )))
         }),
+        described: described_images(state, native_images),
         context_from: input.context_from.clone(),
         scope: crate::tools::SessionScope {
             conversation: live.conversation().to_string(),
@@ -584,4 +585,22 @@ async fn run(
         }
     }
     Ok(outcome?)
+}
+
+/// The user's images as descriptions, for a main model that does not get them as pixels, when
+/// `auxiliary.vision` names a model to describe them; else the model reads their paths.
+fn described_images(
+    state: &Arc<TurnRunner>,
+    native_images: bool,
+) -> Option<Arc<super::described::TurnDescriptions>> {
+    let config = state.config();
+    if native_images || config.settings.auxiliary.vision.endpoint.model.is_empty() {
+        return None;
+    }
+    let vision = Arc::clone(state.tool_services.vision()?);
+    Some(Arc::new(super::described::TurnDescriptions::new(
+        &crate::tools::spill_root(&state.home.dir),
+        vision,
+        state.tool_services.masker(),
+    )))
 }

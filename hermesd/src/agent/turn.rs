@@ -80,6 +80,8 @@ pub(super) struct Turn {
     pub writes: std::sync::Mutex<Vec<PendingWrite>>,
     /// The images requests carry, for a model that takes them (`None`: text only).
     pub media: Option<Arc<super::media::TurnMedia>>,
+    /// For a model that does not see: the user's images as descriptions.
+    pub described: Option<Arc<super::described::TurnDescriptions>>,
     /// A segment whose messages precede the session's own (see `TurnInput::context_from`).
     pub context_from: Option<String>,
     /// What the conversation owns that tools use (its task list, its processes).
@@ -351,6 +353,9 @@ impl Turn {
                     hint: "see hermesd.log".into(),
                 })
             })?;
+        }
+        if let Some(described) = &self.described {
+            described.apply(&mut api_messages, &self.cancel).await;
         }
         if grace && let Some(last) = api_messages.last_mut() {
             last.content.push_str(
