@@ -213,7 +213,16 @@ async fn whether_a_model_sees_comes_from_its_endpoint_unless_configured() {
     let bytes = png(16, 16);
     std::fs::write(&file, &bytes).unwrap();
     let url = format!("data:image/png;base64,{}", b64(&bytes));
-    let llm = FakeLlm::start(vec![Reply::text("seen"); 5]).await;
+    let llm = FakeLlm::start(vec![Reply::text("seen"); 6]).await;
+    // A turn without images does not ask the endpoint anything.
+    let plain = TestHome::new();
+    let _stop_plain = StopOnDrop(&plain);
+    plain.use_fake_model(&llm, "");
+    assert_eq!(
+        plain.ctl_async(&["send", "hello"]).await.ok().trim(),
+        "seen"
+    );
+    assert!(llm.lookups().is_empty(), "{:?}", llm.lookups());
     // "fake-model" is in no table: nothing said, it is text-only and gets the path.
     llm.set_models(vec![FakeModel::new("fake-model")]);
     let (urls, named) = images_sent(&llm, "", &file).await;

@@ -37,7 +37,7 @@ pub async fn chain(state: &Arc<TurnRunner>, task: AuxiliaryTask) -> Result<Chain
         .map_err(|e| AuxError::Setup(e.to_string()))?;
     // Images go only to models that take them: the main chain backs the vision model up only
     // when the main model sees.
-    if task == AuxiliaryTask::Vision && !main_sees_images(state, &chain).await {
+    if task == AuxiliaryTask::Vision && !main_sees_images(state, &chain, true).await {
         chain.endpoints.clear();
     }
     let own = &config.settings.auxiliary.task(task).endpoint;
@@ -50,19 +50,24 @@ pub async fn chain(state: &Arc<TurnRunner>, task: AuxiliaryTask) -> Result<Chain
 }
 
 /// Whether `chain`'s main model takes images: `agent.image_input_mode: native` says so, else
-/// `model.supports_vision`, else what its endpoint says, else the shipped table.
-pub async fn main_sees_images(state: &TurnRunner, chain: &Chain) -> bool {
+/// `model.supports_vision`, else what its endpoint says (asked when `ask` and not yet known),
+/// else the shipped table.
+pub async fn main_sees_images(state: &TurnRunner, chain: &Chain, ask: bool) -> bool {
     let config = state.config();
     if config.settings.agent.image_input_mode == ImageInputMode::Native {
         return true;
     }
+    let setting = config.settings.llm.supports_vision;
     match chain.endpoints.first() {
-        Some(endpoint) => {
-            state
-                .model_metadata
-                .supports_vision(&chain.client, endpoint, config.settings.llm.supports_vision)
+        Some(endpoint) if ask => {
+            let metadata = &state.model_metadata;
+            metadata
+                .supports_vision(&chain.client, endpoint, setting)
                 .await
         }
+        Some(endpoint) => state
+            .model_metadata
+            .supports_vision_known(endpoint, setting),
         None => false,
     }
 }

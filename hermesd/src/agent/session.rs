@@ -437,8 +437,9 @@ async fn run(
         .map(llm::Endpoint::label)
         .unwrap_or_default();
     // Whether the main model takes images, and whether the user's images reach it as pixels
-    // (`agent.image_input_mode`).
-    let model_sees = super::auxiliary::main_sees_images(state, &chain).await;
+    // (`agent.image_input_mode`). The endpoint is asked only when this input carries images.
+    let has_images = input.text.contains(super::attachments::ATTACHED_IMAGE);
+    let model_sees = super::auxiliary::main_sees_images(state, &chain, has_images).await;
     let native_images = config.settings.agent.image_input_mode.native(model_sees);
     let system = system_prompt(
         state,

@@ -120,6 +120,23 @@ impl MetadataCache {
         }
     }
 
+    /// As [`Self::supports_vision`], from what is already known: the endpoint is not asked, so
+    /// a turn that carries no image of the user's never waits for it.
+    pub fn supports_vision_known(&self, endpoint: &Endpoint, setting: Option<bool>) -> bool {
+        if let Some(setting) = setting {
+            return setting;
+        }
+        let known = self
+            .known
+            .lock()
+            .ok()
+            .and_then(|k| k.get(&key(endpoint)).copied());
+        match known.and_then(|k| k.facts).and_then(|f| f.vision) {
+            Some(sees) => sees,
+            None => super::vision::supports_vision(&endpoint.model, None),
+        }
+    }
+
     /// Remember a context length the provider stated (in an overflow error) for `endpoint`.
     pub fn learn(&self, endpoint: &Endpoint, tokens: u64) {
         if let Ok(mut known) = self.known.lock() {
