@@ -310,6 +310,14 @@ impl App {
         if self.current.as_deref() == Some(id) {
             return Vec::new();
         }
+        // Images attached with /image belong to the conversation they were meant for.
+        if self.current.is_some() && !self.images.is_empty() {
+            self.flash = Some(format!(
+                "{} attached image(s) dropped: they were for the other conversation",
+                self.images.len()
+            ));
+            self.images.clear();
+        }
         self.current = Some(id.to_string());
         self.connection = Connection::Connecting;
         self.scroll = Scroll::default();

@@ -8,6 +8,9 @@ use hermes_proto::{
 
 use super::{App, Effect, Focus, conversation::Pending};
 
+/// Images one message takes (the daemon's limit).
+const MAX_IMAGES: usize = 8;
+
 /// Commands the daemon link carries out with an RPC.
 pub const RPC_COMMANDS: &[&str] = &[
     "model",
@@ -147,6 +150,10 @@ impl App {
             }
         };
         let absolute = absolute.display().to_string();
+        if self.images.len() >= MAX_IMAGES && !self.images.contains(&absolute) {
+            self.flash = Some(format!("a message takes at most {MAX_IMAGES} images"));
+            return;
+        }
         self.flash = Some(format!("attached {absolute} (sent with your next message)"));
         if !self.images.contains(&absolute) {
             self.images.push(absolute);

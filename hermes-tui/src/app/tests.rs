@@ -421,4 +421,10 @@ fn an_image_attached_with_slash_image_goes_with_the_next_message_only() {
     );
     typed(&mut app, "and now");
     assert!(sent(app.update(key(KeyCode::Enter))).1.is_empty());
+    // Attached, then another conversation opened: the image is not sent there.
+    typed(&mut app, &format!("/image {}", photo.display()));
+    app.update(key(KeyCode::Enter));
+    app.switch_to("b");
+    assert!(app.images.is_empty());
+    assert!(app.flash.as_deref().is_some_and(|f| f.contains("dropped")));
 }

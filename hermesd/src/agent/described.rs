@@ -98,9 +98,11 @@ impl TurnDescriptions {
             .ok()
             .flatten();
         let (description, asked) = match kept {
-            Some(kept) => (Some(kept), false),
+            // Kept by an earlier turn: masked again, as the masker may know more secrets now.
+            Some(kept) => (Some(self.masker.mask(&kept).into_owned()), false),
             None if may_ask => (self.ask(path, cancel).await, true),
-            None => (None, false),
+            // Not asked for here: the same image may still be described for a newer message.
+            None => return (None, false),
         };
         if let Ok(mut known) = self.known.lock() {
             known.insert(path.to_path_buf(), description.clone());
@@ -182,32 +184,48 @@ fn description_file(root: &Path, path: &Path) -> Option<PathBuf> {
 }
 
 fn kept_description(root: &Path, path: &Path) -> Option<String> {
+    use std::io::Read;
     let file = description_file(root, path)?;
-    let meta = std::fs::symlink_metadata(&file).ok()?;
-    if !meta.is_file() || meta.len() > (MAX_DESCRIPTION_BYTES + 8) as u64 {
+    if !std::fs::symlink_metadata(&file).ok()?.is_file() {
         return None;
     }
-    let text = std::fs::read_to_string(file).ok()?;
+    let mut text = String::new();
+    std::fs::File::open(file)
+        .ok()?
+        .take((MAX_DESCRIPTION_BYTES + 8) as u64)
+        .read_to_string(&mut text)
+        .ok()?;
     (!text.trim().is_empty()).then_some(text)
 }
 
-/// Written aside and renamed into place, so a link standing where the file goes is replaced,
-/// never followed.
+/// Written aside under a name of its own and renamed into place, so a link standing where the
+/// file goes is replaced, never followed, and two turns writing at once do not meet.
 fn keep_description(root: &Path, path: &Path, description: &str) {
     use std::os::unix::fs::OpenOptionsExt;
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let Some(file) = description_file(root, path) else {
         return;
     };
-    let partial = PathBuf::from(format!("{}.{}.part", file.display(), std::process::id()));
-    let written = std::fs::OpenOptions::new()
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let partial = PathBuf::from(format!(
+        "{}.{}-{n}.part",
+        file.display(),
+        std::process::id()
+    ));
+    let created = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
-        .open(&partial)
-        .and_then(|mut out| std::io::Write::write_all(&mut out, description.as_bytes()))
-        .and_then(|()| std::fs::rename(&partial, &file));
+        .open(&partial);
+    let written = created.and_then(|mut out| {
+        let written = std::io::Write::write_all(&mut out, description.as_bytes())
+            .and_then(|()| std::fs::rename(&partial, &file));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&partial);
+        }
+        written
+    });
     if let Err(e) = written {
-        let _ = std::fs::remove_file(&partial);
         tracing::warn!(path = %file.display(), error = %e, "cannot keep an image description");
     }
 }
@@ -303,6 +321,26 @@ mod tests {
         turn.apply(&mut next, &cancel).await;
         assert_eq!(vision.0.load(Ordering::SeqCst), 2);
         assert!(next[0].content.contains("picture 1"));
+    }
+
+    #[tokio::test]
+    async fn an_image_named_again_in_the_newest_message_is_described() {
+        let dir = tempfile::tempdir().unwrap();
+        let images = dir.path().join("s1/images");
+        std::fs::create_dir_all(&images).unwrap();
+        let image = images.join("same.png");
+        std::fs::write(&image, PNG).unwrap();
+        let line = format!("{ATTACHED_IMAGE}{}", image.display());
+        let mut messages = vec![ChatMessage::user(line.clone()), ChatMessage::user(line)];
+        let vision = Arc::new(Counting::default());
+        let turn = TurnDescriptions::new(dir.path(), vision.clone(), Arc::default());
+        turn.apply(&mut messages, &CancellationToken::new()).await;
+        assert_eq!(vision.0.load(Ordering::SeqCst), 1);
+        assert!(
+            messages[1].content.contains("picture 1"),
+            "{}",
+            messages[1].content
+        );
     }
 
     #[test]

@@ -496,7 +496,9 @@ async fn run(
             .as_ref()
             .map(|d| d.place.clone())
             .unwrap_or_default(),
-        main_sees_images: model_sees,
+        // Whether images reach the model with the turn (`media` below), not whether it could
+        // see them: with `image_input_mode: text` a tool's image must go to the vision model.
+        main_sees_images: native_images,
     });
     let turn = Turn {
         state: Arc::clone(state),

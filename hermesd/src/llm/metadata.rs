@@ -51,7 +51,8 @@ impl ContextSource {
 struct Facts {
     context: Option<u64>,
     vision: Option<bool>,
-    /// Whether any metadata request got an HTTP answer (else the facts are retried later).
+    /// Whether any metadata request got a lasting answer (a success, or 404/405 for a route the
+    /// server lacks); else the facts are asked again after [`RETRY_UNANSWERED`].
     answered: bool,
 }
 
@@ -181,8 +182,11 @@ async fn get_json(request: super::transport::RequestBuilder, answered: &mut bool
         .await
         .ok()?
         .ok()?;
-    *answered = true;
-    if !response.status().is_success() {
+    // A success, or a route the server does not have, is an answer to keep; a refused key, a
+    // rate limit or a server error is asked again later.
+    let status = response.status();
+    *answered |= status.is_success() || matches!(status.as_u16(), 404 | 405);
+    if !status.is_success() {
         return None;
     }
     tokio::time::timeout(METADATA_TIMEOUT, response.json())

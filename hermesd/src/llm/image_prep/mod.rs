@@ -23,7 +23,10 @@ pub const MAX_LONG_SIDE: u32 = 1568;
 pub const MAX_SOURCE_BYTES: usize = 50 * 1024 * 1024;
 /// The most pixels decoded (a 64-megapixel photo); a larger one is refused, so a small file
 /// that claims huge dimensions cannot take the daemon's memory.
-pub(crate) const MAX_PIXELS: u64 = 64_000_000;
+const MAX_PIXELS: u64 = 64_000_000;
+
+/// Held while an image is decoded, scaled and encoded.
+static DECODING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// An image ready to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +54,10 @@ pub enum ImageError {
     TooLarge { bytes: usize, limit: usize },
     #[error("the image is {width}x{height} pixels, more than can be decoded ({MAX_PIXELS} pixels)")]
     TooManyPixels { width: u32, height: u32 },
+    #[error(
+        "the image is {width}x{height} pixels at a depth that needs more memory than one image may take"
+    )]
+    TooManyBytes { width: u32, height: u32 },
     #[error("the image cannot be decoded: {0}")]
     Decode(String),
     #[error("the image cannot be re-encoded: {0}")]
@@ -115,6 +122,10 @@ pub fn prepare(bytes: Vec<u8>) -> Result<Prepared, ImageError> {
             resized: false,
         });
     }
+    // One image is decoded at a time, so its memory is the most preparing images ever takes.
+    let _one_at_a_time = DECODING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let pixels = pixels::decode(&bytes, format)?;
     drop(bytes);
     let (bytes, media_type) = pixels.fit(MAX_LONG_SIDE)?.upright()?.encode()?;
@@ -271,5 +282,49 @@ mod tests {
         assert_eq!(prepared.media_type, "image/jpeg");
         let scaled = image::load_from_memory(&prepared.bytes).unwrap();
         assert_eq!((scaled.width(), scaled.height()), (MAX_LONG_SIDE, 1045));
+    }
+
+    /// A PNG that is only a header: `width`x`height` RGBA at 16 bits per channel, and no pixels.
+    fn deep_png_header(width: u32, height: u32) -> Vec<u8> {
+        fn crc32(bytes: &[u8]) -> u32 {
+            let mut crc = 0xFFFF_FFFFu32;
+            for &byte in bytes {
+                crc ^= u32::from(byte);
+                for _ in 0..8 {
+                    crc = if crc & 1 == 1 {
+                        (crc >> 1) ^ 0xEDB8_8320
+                    } else {
+                        crc >> 1
+                    };
+                }
+            }
+            !crc
+        }
+        let mut header = width.to_be_bytes().to_vec();
+        header.extend_from_slice(&height.to_be_bytes());
+        header.extend_from_slice(&[16, 6, 0, 0, 0]);
+        let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+        // The header, then an empty data chunk: enough for a decoder to say what it would make.
+        for (kind, data) in [(&b"IHDR"[..], &header[..]), (b"IDAT", &[]), (b"IEND", &[])] {
+            let mut chunk = kind.to_vec();
+            chunk.extend_from_slice(data);
+            png.extend_from_slice(&(data.len() as u32).to_be_bytes());
+            png.extend_from_slice(&chunk);
+            png.extend_from_slice(&crc32(&chunk).to_be_bytes());
+        }
+        png
+    }
+
+    #[test]
+    fn a_deep_image_over_the_memory_budget_is_refused_before_decoding() {
+        // 22.5 megapixels is within the pixel limit, but 8 bytes a pixel and the 8-bit copy are
+        // over the 256 MiB one image may take.
+        assert_eq!(
+            prepare(deep_png_header(5000, 4500)),
+            Err(ImageError::TooManyBytes {
+                width: 5000,
+                height: 4500
+            })
+        );
     }
 }

@@ -10,7 +10,11 @@ use image::{
     metadata::Orientation,
 };
 
-use super::{ImageError, MAX_PIXELS};
+use super::ImageError;
+
+/// The most memory one image's pixels may take while it is prepared (a 64-megapixel photo at
+/// 8 bits per channel, with alpha).
+const MAX_DECODED_BYTES: u64 = 256 << 20;
 
 /// Quality of a re-encoded JPEG.
 const JPEG_QUALITY: u8 = 85;
@@ -42,15 +46,28 @@ pub(super) struct Pixels {
 }
 
 /// Decode `bytes` (already sniffed as `format`, its size already checked against
-/// [`MAX_PIXELS`]).
+/// [`super::MAX_PIXELS`]).
 pub(super) fn decode(bytes: &[u8], format: ImageFormat) -> Result<Pixels, ImageError> {
     let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
     let mut limits = Limits::default();
-    // RGBA at 16 bits per channel of the largest image allowed, with room for the decoder.
-    limits.max_alloc = Some(MAX_PIXELS * 8 + (64 << 20));
+    // The decoded pixels, with room for the decoder's own buffers.
+    limits.max_alloc = Some(MAX_DECODED_BYTES + (64 << 20));
     reader.limits(limits);
     let failed = |e: image::ImageError| ImageError::Decode(e.to_string());
     let mut decoder = reader.into_decoder().map_err(failed)?;
+    // The decoded image and its 8-bit copy must fit the budget: a small file of one colour can
+    // claim 64 megapixels at 16 bits per channel.
+    let (width, height) = decoder.dimensions();
+    let pixels = u64::from(width) * u64::from(height);
+    let color = decoder.color_type();
+    let copy = match color {
+        image::ColorType::Rgb8 | image::ColorType::Rgba8 => 0,
+        other if other.has_alpha() => 4,
+        _ => 3,
+    };
+    if pixels * (u64::from(color.bytes_per_pixel()) + copy) > MAX_DECODED_BYTES {
+        return Err(ImageError::TooManyBytes { width, height });
+    }
     let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
     let image = DynamicImage::from_decoder(decoder).map_err(failed)?;
     let (width, height) = (image.width(), image.height());
