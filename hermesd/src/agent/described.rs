@@ -3,9 +3,9 @@
 //! attached is described once by the auxiliary vision model, and every request carries the
 //! description in place of the image's `[Attached image] MEDIA:` line, with the path for a closer
 //! look through `vision_analyze`. The description is kept beside the image
-//! (`<image>.description`, in the session's images directory), so later turns and a restarted
-//! daemon send the same text; only the newest user message's images are described, at most
-//! [`MAX_DESCRIBED_PER_TURN`]. Like `vision_analyze`, only files under the result cache are read.
+//! (`<image>.description`, in the session's images directory, written as the images are), so
+//! later turns and a restarted daemon send the same text; only the newest user message's images
+//! are described, at most [`MAX_DESCRIBED_PER_TURN`]. Like `vision_analyze`, only files under the result cache are read.
 
 use std::{
     collections::HashMap,
@@ -198,34 +198,11 @@ fn kept_description(root: &Path, path: &Path) -> Option<String> {
     (!text.trim().is_empty()).then_some(text)
 }
 
-/// Written aside under a name of its own and renamed into place, so a link standing where the
-/// file goes is replaced, never followed, and two turns writing at once do not meet.
 fn keep_description(root: &Path, path: &Path, description: &str) {
-    use std::os::unix::fs::OpenOptionsExt;
-    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let Some(file) = description_file(root, path) else {
         return;
     };
-    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let partial = PathBuf::from(format!(
-        "{}.{}-{n}.part",
-        file.display(),
-        std::process::id()
-    ));
-    let created = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&partial);
-    let written = created.and_then(|mut out| {
-        let written = std::io::Write::write_all(&mut out, description.as_bytes())
-            .and_then(|()| std::fs::rename(&partial, &file));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&partial);
-        }
-        written
-    });
-    if let Err(e) = written {
+    if let Err(e) = crate::llm::image_prep::write_private(&file, description.as_bytes()) {
         tracing::warn!(path = %file.display(), error = %e, "cannot keep an image description");
     }
 }

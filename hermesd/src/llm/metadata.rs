@@ -107,35 +107,22 @@ impl MetadataCache {
         endpoint: &Endpoint,
         setting: Option<bool>,
     ) -> bool {
-        if let Some(setting) = setting {
-            return setting;
-        }
-        match self
-            .known(client, endpoint)
-            .await
-            .facts
-            .and_then(|f| f.vision)
-        {
-            Some(sees) => sees,
-            None => super::vision::supports_vision(&endpoint.model, None),
-        }
+        let facts = match setting {
+            Some(_) => None,
+            None => self.known(client, endpoint).await.facts,
+        };
+        vision_answer(setting, facts, endpoint)
     }
 
     /// As [`Self::supports_vision`], from what is already known: the endpoint is not asked, so
     /// a turn that carries no image of the user's never waits for it.
     pub fn supports_vision_known(&self, endpoint: &Endpoint, setting: Option<bool>) -> bool {
-        if let Some(setting) = setting {
-            return setting;
-        }
         let known = self
             .known
             .lock()
             .ok()
             .and_then(|k| k.get(&key(endpoint)).copied());
-        match known.and_then(|k| k.facts).and_then(|f| f.vision) {
-            Some(sees) => sees,
-            None => super::vision::supports_vision(&endpoint.model, None),
-        }
+        vision_answer(setting, known.and_then(|k| k.facts), endpoint)
     }
 
     /// Remember a context length the provider stated (in an overflow error) for `endpoint`.
@@ -175,6 +162,13 @@ impl MetadataCache {
         }
         known
     }
+}
+
+/// The setting, else the endpoint's facts, else the shipped table.
+fn vision_answer(setting: Option<bool>, facts: Option<Facts>, endpoint: &Endpoint) -> bool {
+    setting
+        .or_else(|| facts.and_then(|f| f.vision))
+        .unwrap_or_else(|| super::vision::supports_vision(&endpoint.model, None))
 }
 
 async fn get_json(request: super::transport::RequestBuilder, answered: &mut bool) -> Option<Value> {

@@ -21,10 +21,6 @@ pub const MAX_IMAGE_BYTES: usize = 5 * 1024 * 1024;
 pub const MAX_LONG_SIDE: u32 = 1568;
 /// The largest file taken in at all (Hermes' download cap for `vision_analyze`).
 pub const MAX_SOURCE_BYTES: usize = 50 * 1024 * 1024;
-/// The most pixels decoded (a 64-megapixel photo); a larger one is refused, so a small file
-/// that claims huge dimensions cannot take the daemon's memory.
-const MAX_PIXELS: u64 = 64_000_000;
-
 /// Held while an image is decoded, scaled and encoded.
 static DECODING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -52,12 +48,10 @@ pub enum ImageError {
     NotAnImage,
     #[error("the image is {bytes} bytes, over the {limit}-byte limit")]
     TooLarge { bytes: usize, limit: usize },
-    #[error("the image is {width}x{height} pixels, more than can be decoded ({MAX_PIXELS} pixels)")]
-    TooManyPixels { width: u32, height: u32 },
     #[error(
-        "the image is {width}x{height} pixels at a depth that needs more memory than one image may take"
+        "the image is {width}x{height} pixels, more than one image may take in memory when decoded (256 MiB)"
     )]
-    TooManyBytes { width: u32, height: u32 },
+    TooManyPixels { width: u32, height: u32 },
     #[error("the image cannot be decoded: {0}")]
     Decode(String),
     #[error("the image cannot be re-encoded: {0}")]
@@ -112,9 +106,6 @@ pub fn prepare(bytes: Vec<u8>) -> Result<Prepared, ImageError> {
     let (width, height) = ImageReader::with_format(Cursor::new(&bytes), format)
         .into_dimensions()
         .map_err(|e| ImageError::Decode(e.to_string()))?;
-    if u64::from(width) * u64::from(height) > MAX_PIXELS {
-        return Err(ImageError::TooManyPixels { width, height });
-    }
     if bytes.len() <= MAX_IMAGE_BYTES && width.max(height) <= MAX_LONG_SIDE {
         return Ok(Prepared {
             media_type,
@@ -145,7 +136,7 @@ pub fn prepare(bytes: Vec<u8>) -> Result<Prepared, ImageError> {
 /// Write `image` into `dir` as `<digest>.<ext>` (0600) unless the same image is already there.
 pub fn save(dir: &Path, image: &Prepared) -> Result<PathBuf, String> {
     use sha2::Digest;
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    use std::os::unix::fs::DirBuilderExt;
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -157,20 +148,23 @@ pub fn save(dir: &Path, image: &Prepared) -> Result<PathBuf, String> {
     if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
         return Ok(path);
     }
-    let partial = dir.join(format!(".{hex}.{}.part", std::process::id()));
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&partial)
-        .and_then(|mut file| std::io::Write::write_all(&mut file, &image.bytes))
-        .and_then(|()| std::fs::rename(&partial, &path));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&partial);
-        return Err(format!("cannot write {}: {e}", path.display()));
-    }
+    write_private(&path, &image.bytes)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     Ok(path)
+}
+
+/// Write `bytes` to `path` (0600) through a temporary file of its own in the same directory,
+/// renamed into place: a reader never sees half a file, two writers never share one, and a link
+/// standing at `path` is replaced, never followed.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut file = tempfile::Builder::new()
+        .prefix(".")
+        .suffix(".part")
+        .tempfile_in(dir)?;
+    std::io::Write::write_all(&mut file, bytes)?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -317,11 +311,11 @@ mod tests {
 
     #[test]
     fn a_deep_image_over_the_memory_budget_is_refused_before_decoding() {
-        // 22.5 megapixels is within the pixel limit, but 8 bytes a pixel and the 8-bit copy are
-        // over the 256 MiB one image may take.
+        // 22.5 megapixels, but 8 bytes a pixel and the 8-bit copy are over the 256 MiB one image
+        // may take: refused from the header, a 100-byte file.
         assert_eq!(
             prepare(deep_png_header(5000, 4500)),
-            Err(ImageError::TooManyBytes {
+            Err(ImageError::TooManyPixels {
                 width: 5000,
                 height: 4500
             })

@@ -45,8 +45,8 @@ pub(super) struct Pixels {
     orientation: Orientation,
 }
 
-/// Decode `bytes` (already sniffed as `format`, its size already checked against
-/// [`super::MAX_PIXELS`]).
+/// Decode `bytes` (already sniffed as `format`), unless its pixels and their 8-bit copy would
+/// take more than [`MAX_DECODED_BYTES`]: the one size rule of image preparation.
 pub(super) fn decode(bytes: &[u8], format: ImageFormat) -> Result<Pixels, ImageError> {
     let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
     let mut limits = Limits::default();
@@ -66,7 +66,7 @@ pub(super) fn decode(bytes: &[u8], format: ImageFormat) -> Result<Pixels, ImageE
         _ => 3,
     };
     if pixels * (u64::from(color.bytes_per_pixel()) + copy) > MAX_DECODED_BYTES {
-        return Err(ImageError::TooManyBytes { width, height });
+        return Err(ImageError::TooManyPixels { width, height });
     }
     let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
     let image = DynamicImage::from_decoder(decoder).map_err(failed)?;
