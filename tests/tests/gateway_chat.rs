@@ -79,13 +79,15 @@ async fn an_approval_is_a_message_with_buttons_and_a_press_answers_it() {
     );
     let answered = bot.callback_answers();
     assert_eq!(answered.len(), 1, "{answered:?}");
-    let decided = bot.messages(42);
-    assert!(
-        decided
+    // The question is edited to its verdict after the answer reaches the
+    // agent, so the edit may land after the reply.
+    bot.wait_until("the question edited to its verdict", WAIT, |view| {
+        view.messages(42)
             .iter()
-            .any(|m| m.text.starts_with("✅ Approved (once)")),
-        "{decided:?}"
-    );
+            .any(|m| m.text.starts_with("✅ Approved (once)"))
+            .then_some(())
+    })
+    .await;
 
     // The same through a command.
     bot.push_text(&dm(), &ann(), "and the other");
@@ -99,6 +101,56 @@ async fn an_approval_is_a_message_with_buttons_and_a_press_answers_it() {
     assert!(
         home.user_home().join("keeper").exists(),
         "denied, so it did not run"
+    );
+}
+
+/// A press that arrives before Telegram has told the daemon the question's message id still
+/// edits the question: the press names the message it came from.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_press_before_the_questions_id_is_known_still_edits_it() {
+    let llm = FakeLlm::start(vec![
+        Reply::tool_call("terminal", r#"{"command": "rm -rf victim"}"#),
+        Reply::text("removed it"),
+    ])
+    .await;
+    let bot = FakeTelegram::start().await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    configure(&home, &llm, &bot, "");
+    std::fs::create_dir_all(home.user_home().join("victim")).unwrap();
+    start(&home, &bot).await;
+
+    // The question appears in the chat, but its sendMessage is answered only when released.
+    bot.fail_next("sendMessage", Fault::DeliverThenHold);
+    bot.push_text(&dm(), &ann(), "clean up");
+    let question = bot
+        .wait_message_text(42, |t| t.contains("requires approval"), WAIT)
+        .await;
+    let markup = question.reply_markup.clone().expect("buttons");
+    let once = markup["inline_keyboard"][0][0]["callback_data"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(once.ends_with(":once"), "{markup}");
+    let (_, press) = bot.push_callback(&dm(), &ann(), question.message_id, &once);
+    bot.wait_until("the press answered", WAIT, |view| {
+        view.callback_answers()
+            .iter()
+            .any(|a| a.callback_query_id == press)
+            .then_some(())
+    })
+    .await;
+    bot.release_held();
+    bot.wait_message_text(42, |t| t == "removed it", WAIT).await;
+    bot.wait_until("the question edited to its verdict", WAIT, |view| {
+        view.message(42, question.message_id)
+            .filter(|m| m.text.starts_with("✅ Approved (once) by ann"))
+            .map(|_| ())
+    })
+    .await;
+    assert!(
+        !home.user_home().join("victim").exists(),
+        "approved, so it ran"
     );
 }
 

@@ -141,7 +141,13 @@ pub async fn pressed(gateway: &Arc<Gateway>, link: &Arc<Link>, update: Inbound) 
     };
     let question = gateway
         .approvals
-        .take(|q| q.id == id && q.chat == update.chat);
+        .take(|q| q.id == id && q.chat == update.chat)
+        .map(|mut question| {
+            // The press names the message it came from: known even when the press beat
+            // Telegram's answer to the question's own sendMessage.
+            question.message_id = Some(press.message_id.clone());
+            question
+        });
     let note = match question {
         Some(question) => decide(gateway, link, question, choice, &update.user_name).await,
         None => "That approval is no longer waiting.".to_string(),

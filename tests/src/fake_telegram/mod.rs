@@ -158,6 +158,11 @@ impl FakeTelegram {
         });
     }
 
+    /// Lets every answer held by [`Fault::DeliverThenHold`] go out.
+    pub fn release_held(&self) {
+        self.shared.write(|world| world.releases += 1);
+    }
+
     /// While on, every `getUpdates` is read and never answered (it still counts as in flight
     /// until its client disconnects).
     pub fn hang_polls(&self, on: bool) {

@@ -101,7 +101,9 @@ impl ApiError {
                 error.parameters = Some(json!({"migrate_to_chat_id": chat_id}));
                 error
             }
-            Fault::Hang | Fault::DeliverThenHang => Self::new(500, "Internal Server Error"),
+            Fault::Hang | Fault::DeliverThenHang | Fault::DeliverThenHold => {
+                Self::new(500, "Internal Server Error")
+            }
         }
     }
 

@@ -90,6 +90,11 @@ async fn answer(
     match fault {
         None => run(shared, method, &params, poll.as_ref()).await,
         Some(Fault::Hang) => shared.hang().await,
+        Some(Fault::DeliverThenHold) => {
+            shared
+                .hold(run(shared, method, &params, poll.as_ref()))
+                .await
+        }
         Some(Fault::DeliverThenHang) => {
             let _ = run(shared, method, &params, poll.as_ref()).await;
             shared.hang().await

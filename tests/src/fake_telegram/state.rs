@@ -60,6 +60,25 @@ impl Shared {
         self.changed.subscribe()
     }
 
+    /// Runs `work`, then waits for a `release_held` after the start (or the server's stop)
+    /// before giving its outcome.
+    pub(super) async fn hold(&self, work: impl Future<Output = Outcome>) -> Outcome {
+        let mut changes = self.subscribe();
+        let seen = self.read(|world| world.releases);
+        let outcome = work.await;
+        let released = async {
+            while self.read(|world| world.releases) == seen {
+                if changes.changed().await.is_err() {
+                    break;
+                }
+            }
+        };
+        tokio::select! {
+            () = released => outcome,
+            () = self.stop.cancelled() => Err(ApiError::closing()),
+        }
+    }
+
     /// Never answers, until the server stops.
     pub(super) async fn hang(&self) -> Outcome {
         self.stop.cancelled().await;
@@ -92,6 +111,8 @@ pub(super) struct World {
     pub(super) faults: HashMap<String, VecDeque<Fault>>,
     pub(super) hang_polls: bool,
     pub(super) conflict: bool,
+    /// Bumped by `release_held`: a held answer goes out once this passes what it saw.
+    pub(super) releases: u64,
     pub(super) polls: PollState,
     pub(super) next_callback: u64,
     pub(super) next_file: u64,
@@ -129,6 +150,7 @@ impl World {
             faults: HashMap::new(),
             hang_polls: false,
             conflict: false,
+            releases: 0,
             polls: PollState::default(),
             next_callback: 1,
             next_file: 1,

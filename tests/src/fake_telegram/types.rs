@@ -277,6 +277,10 @@ pub enum Fault {
     Hang,
     /// Does the method's work (the message appears in the chat), then never answers.
     DeliverThenHang,
+    /// Does the method's work, then answers only after
+    /// [`release_held`](super::FakeTelegram::release_held): the message is in the chat while
+    /// the client still waits for its id.
+    DeliverThenHold,
 }
 
 /// One request the server received, recorded on arrival.
