@@ -77,10 +77,8 @@ async fn an_approval_is_a_message_with_buttons_and_a_press_answers_it() {
         !home.user_home().join("victim").exists(),
         "approved, so it ran"
     );
-    let answered = bot.callback_answers();
-    assert_eq!(answered.len(), 1, "{answered:?}");
-    // The question is edited to its verdict after the answer reaches the
-    // agent, so the edit may land after the reply.
+    // The question is edited to its verdict, and then the press answered, after the answer
+    // reaches the agent: both may land after the reply.
     bot.wait_until("the question edited to its verdict", WAIT, |view| {
         view.messages(42)
             .iter()
@@ -88,6 +86,13 @@ async fn an_approval_is_a_message_with_buttons_and_a_press_answers_it() {
             .then_some(())
     })
     .await;
+    let answered = bot
+        .wait_until("the press answered", WAIT, |view| {
+            let answers = view.callback_answers();
+            (!answers.is_empty()).then_some(answers)
+        })
+        .await;
+    assert_eq!(answered.len(), 1, "{answered:?}");
 
     // The same through a command.
     bot.push_text(&dm(), &ann(), "and the other");

@@ -95,7 +95,8 @@ async fn a_client_attaching_mid_answer_sees_each_piece_of_text_once() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_killed_client_leaves_the_turn_running_and_a_reattach_shows_it_complete() {
-    let (reply, full) = slow_answer(20);
+    // 1.5 s of answer: the listing below must see the turn still running.
+    let (reply, full) = slow_answer(100);
     let server = FakeLlm::start(vec![reply]).await;
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
