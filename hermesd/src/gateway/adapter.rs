@@ -41,6 +41,17 @@ pub struct ButtonPress {
     pub message_id: String,
 }
 
+/// How a message addresses bots, as its platform reads it (all false when it cannot tell).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Addressing {
+    /// It names this bot (a mention, or a command addressed to it).
+    pub mentions_me: bool,
+    /// It answers a message of this bot.
+    pub replies_to_me: bool,
+    /// It names other bots by handle, and not this one.
+    pub names_only_other_bots: bool,
+}
+
 /// A file attached to a message, fetched with [`Adapter::fetch_file`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attachment {
@@ -71,6 +82,7 @@ pub struct Inbound {
     pub reply_to: Option<String>,
     pub attachments: Vec<Attachment>,
     pub press: Option<ButtonPress>,
+    pub addressing: Addressing,
 }
 
 /// What one poll brought: updates to take, and the offset that confirms them.

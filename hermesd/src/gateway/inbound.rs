@@ -1,6 +1,7 @@
-//! Taking a batch of updates: judge each sender, store what allowed users sent (skipping
-//! updates stored before, so a re-delivery is never taken twice), record strangers' pairing
-//! requests — all in one transaction, before the platform's offset moves — then answer the
+//! Taking a batch of updates: judge each sender, store what allowed users sent for the agent
+//! (a group's rules in `triggers.rs`; skipping updates stored before, so a re-delivery is never
+//! taken twice), record strangers' pairing requests unless `unauthorized_dm_behavior` says to
+//! ignore them — all in one transaction, before the platform's offset moves — then answer the
 //! strangers, hand button presses to the approvals and queue each stored message on its chat.
 
 use std::sync::Arc;
@@ -11,8 +12,12 @@ use super::{
     adapter::{ChatKind, ChatRef, Inbound, Outgoing},
     pairing,
     routing::{self, Isolation},
+    triggers,
 };
-use crate::store::{self, NewInbound, StoreError};
+use crate::{
+    config::settings::StrangerDm,
+    store::{self, NewInbound, StoreError},
+};
 
 /// What to tell a stranger.
 struct PairingReply {
@@ -33,6 +38,8 @@ pub async fn take(
     let config = gateway.runner.config();
     let settings = &config.settings.gateway;
     let access = settings.telegram_access.clone();
+    let groups = settings.telegram_groups.clone();
+    let strangers = settings.telegram_strangers;
     let isolation = Isolation {
         group_per_user: settings.group_sessions_per_user,
         thread_per_user: settings.thread_sessions_per_user,
@@ -51,12 +58,19 @@ pub async fn take(
                 let paired =
                     store::pairing(tx, platform, &update.user_id)?.is_some_and(|p| p.approved);
                 match access::judge(&access, &update.user_id, paired) {
-                    Verdict::Stranger if update.kind == ChatKind::Dm && update.press.is_none() => {
+                    Verdict::Stranger
+                        if update.kind == ChatKind::Dm
+                            && update.press.is_none()
+                            && strangers == StrangerDm::Pair =>
+                    {
                         replies.push(pairing_reply(tx, platform, &update, now)?);
                     }
-                    // Unknown users in groups, and strangers' button presses, are ignored.
+                    // Unknown users in groups, strangers' button presses, and strangers'
+                    // direct messages when they are not offered pairing, are ignored.
                     Verdict::Stranger => {}
                     Verdict::Allowed if update.press.is_some() => presses.push(update),
+                    // A group message that is not for the agent is not kept.
+                    Verdict::Allowed if !triggers::for_agent(&groups, &update) => {}
                     Verdict::Allowed => {
                         if let Some(message) = to_store(platform, &update, isolation) {
                             messages.push(message);
@@ -219,6 +233,7 @@ mod tests {
                 size: 1,
             }],
             press: None,
+            addressing: Default::default(),
         };
         let isolation = Isolation {
             group_per_user: true,

@@ -30,6 +30,7 @@ pub mod split;
 pub mod status;
 mod supervisor;
 pub mod telegram;
+mod triggers;
 mod voice;
 mod voice_mode;
 pub mod webhook;

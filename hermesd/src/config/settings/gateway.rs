@@ -3,7 +3,8 @@
 //! (`TELEGRAM_ALLOWED_USERS`, `telegram.allow_from`, `GATEWAY_ALLOWED_USERS`, the allow-all
 //! switches), how chats map to sessions (`group_sessions_per_user`,
 //! `thread_sessions_per_user`) and how often a streamed answer is edited
-//! (`streaming.edit_interval`), the prompt's privacy (`privacy.redact_pii`) and when a chat's
+//! (`streaming.edit_interval`), the group rules and strangers' direct messages (in
+//! `telegram_groups.rs`), the prompt's privacy (`privacy.redact_pii`) and when a chat's
 //! conversation starts over (`session_reset`, in `session_reset.rs`).
 
 use std::time::Duration;
@@ -67,6 +68,10 @@ pub struct GatewaySection {
     /// Whether a token is set but the platform was switched off (shown as `disabled`).
     pub telegram_disabled: bool,
     pub telegram_access: AccessSettings,
+    /// When a Telegram group message is for the agent (`telegram_groups.rs`).
+    pub telegram_groups: super::telegram_groups::GroupRules,
+    /// What a stranger's direct message gets (`unauthorized_dm_behavior`).
+    pub telegram_strangers: super::telegram_groups::StrangerDm,
     /// `group_sessions_per_user` (default true).
     pub group_sessions_per_user: bool,
     /// `thread_sessions_per_user` (default false).
@@ -91,6 +96,8 @@ impl Default for GatewaySection {
             telegram: None,
             telegram_disabled: false,
             telegram_access: AccessSettings::default(),
+            telegram_groups: super::telegram_groups::GroupRules::default(),
+            telegram_strangers: super::telegram_groups::StrangerDm::Pair,
             group_sessions_per_user: true,
             thread_sessions_per_user: false,
             edit_interval: Duration::from_secs(1),
@@ -130,15 +137,19 @@ impl GatewaySection {
             allowed.extend(r.list(key, &[]));
         }
         let interval = r.seconds("streaming.edit_interval", 1.0).clamp(0.3, 10.0);
+        let access = AccessSettings {
+            allowed,
+            gateway_allowed: ids(env.get("GATEWAY_ALLOWED_USERS")),
+            allow_all: truthy(env.get("TELEGRAM_ALLOW_ALL_USERS")),
+            gateway_allow_all: truthy(env.get("GATEWAY_ALLOW_ALL_USERS")),
+        };
+        let allowlisted = !access.allowed.is_empty() || !access.gateway_allowed.is_empty();
         Self {
             telegram,
             telegram_disabled: !token.is_empty() && !enabled,
-            telegram_access: AccessSettings {
-                allowed,
-                gateway_allowed: ids(env.get("GATEWAY_ALLOWED_USERS")),
-                allow_all: truthy(env.get("TELEGRAM_ALLOW_ALL_USERS")),
-                gateway_allow_all: truthy(env.get("GATEWAY_ALLOW_ALL_USERS")),
-            },
+            telegram_access: access,
+            telegram_groups: super::telegram_groups::GroupRules::read(r, env),
+            telegram_strangers: super::telegram_groups::stranger_dm(r, allowlisted),
             group_sessions_per_user: r.flag("group_sessions_per_user", d.group_sessions_per_user),
             thread_sessions_per_user: r
                 .flag("thread_sessions_per_user", d.thread_sessions_per_user),

@@ -1,5 +1,6 @@
 //! Telegram updates as the gateway's [`Inbound`]: one update's JSON at a time, so an update of a
 //! kind this build does not know is skipped (and confirmed) instead of failing the whole batch.
+//! The bot's own messages (which Telegram may hand back in groups) are skipped too.
 
 use frankenstein::{
     types::{ChatType, MaybeInaccessibleMessage, Message},
@@ -7,15 +8,17 @@ use frankenstein::{
 };
 use serde_json::Value;
 
-use crate::gateway::adapter::{Attachment, ButtonPress, ChatKind, ChatRef, Inbound};
+use super::addressing::{self, Me};
+use crate::gateway::adapter::{Addressing, Attachment, ButtonPress, ChatKind, ChatRef, Inbound};
 
 /// The update id of a raw update, if it has one.
 pub fn update_id(raw: &Value) -> Option<i64> {
     raw.get("update_id").and_then(Value::as_i64)
 }
 
-/// The inbound message of a raw update; `None` for kinds the gateway does not take.
-pub fn inbound(raw: Value) -> Option<Inbound> {
+/// The inbound message of a raw update, for the bot `me`; `None` for kinds the gateway does not
+/// take and for the bot's own messages.
+pub fn inbound(raw: Value, me: &Me) -> Option<Inbound> {
     let update: Update = match serde_json::from_value(raw) {
         Ok(update) => update,
         Err(e) => {
@@ -25,18 +28,24 @@ pub fn inbound(raw: Value) -> Option<Inbound> {
     };
     let update_id = i64::from(update.update_id);
     match update.content {
-        UpdateContent::Message(message) => Some(from_message(update_id, &message, false)),
-        UpdateContent::EditedMessage(message) => Some(from_message(update_id, &message, true)),
+        UpdateContent::Message(message) | UpdateContent::EditedMessage(message)
+            if is_mine(&message, me) =>
+        {
+            None
+        }
+        UpdateContent::Message(message) => Some(from_message(update_id, &message, false, me)),
+        UpdateContent::EditedMessage(message) => Some(from_message(update_id, &message, true, me)),
         UpdateContent::CallbackQuery(query) => {
             let MaybeInaccessibleMessage::Message(message) = query.message? else {
                 return None;
             };
-            let mut inbound = from_message(update_id, &message, false);
+            let mut inbound = from_message(update_id, &message, false, me);
             inbound.user_id = query.from.id.to_string();
             inbound.user_name = user_name(&query.from);
             inbound.text = String::new();
             inbound.attachments.clear();
             inbound.reply_to = None;
+            inbound.addressing = Addressing::default();
             inbound.press = Some(ButtonPress {
                 id: query.id,
                 data: query.data.unwrap_or_default(),
@@ -65,7 +74,12 @@ fn chat_name(chat: &frankenstein::types::Chat) -> String {
     name.chars().take(128).collect()
 }
 
-fn from_message(update_id: i64, message: &Message, edited: bool) -> Inbound {
+/// Whether `message` was sent by this bot.
+fn is_mine(message: &Message, me: &Me) -> bool {
+    me.id != 0 && message.from.as_deref().is_some_and(|from| from.id == me.id)
+}
+
+fn from_message(update_id: i64, message: &Message, edited: bool, me: &Me) -> Inbound {
     let kind = match message.chat.type_field {
         ChatType::Private => ChatKind::Dm,
         ChatType::Group | ChatType::Supergroup => ChatKind::Group,
@@ -98,11 +112,14 @@ fn from_message(update_id: i64, message: &Message, edited: bool) -> Inbound {
             (name, _) => name,
         },
         message_id: message.message_id.to_string(),
-        text: message
-            .text
-            .clone()
-            .or_else(|| message.caption.clone())
-            .unwrap_or_default(),
+        text: addressing::without_handle(
+            message
+                .text
+                .as_deref()
+                .or(message.caption.as_deref())
+                .unwrap_or_default(),
+            me,
+        ),
         edited,
         reply_to: message
             .reply_to_message
@@ -110,6 +127,7 @@ fn from_message(update_id: i64, message: &Message, edited: bool) -> Inbound {
             .and_then(|m| m.text.clone().or_else(|| m.caption.clone())),
         attachments: attachments(message),
         press: None,
+        addressing: addressing::addressing(message, me),
     }
 }
 
@@ -165,7 +183,7 @@ mod tests {
             "chat": {"id": 42, "type": "private", "first_name": "Ann"},
             "from": {"id": 42, "is_bot": false, "first_name": "Ann", "username": "ann"},
             "text": "hello"}});
-        let got = inbound(message).unwrap();
+        let got = inbound(message, &Me::default()).unwrap();
         assert_eq!(
             (got.update_id, got.kind, got.text.as_str()),
             (10, ChatKind::Dm, "hello")
@@ -177,9 +195,15 @@ mod tests {
         let press = json!({"update_id": 11, "callback_query": {"id": "cb1", "chat_instance": "x",
             "from": {"id": 42, "is_bot": false, "first_name": "Ann"}, "data": "approve:q:once",
             "message": {"message_id": 9, "date": 1, "chat": {"id": 42, "type": "private"}}}});
-        let got = inbound(press).unwrap();
+        let got = inbound(press, &Me::default()).unwrap();
         assert_eq!(got.press.unwrap().data, "approve:q:once");
-        assert!(inbound(json!({"update_id": 12, "something_new": {}})).is_none());
+        assert!(
+            inbound(
+                json!({"update_id": 12, "something_new": {}}),
+                &Me::default()
+            )
+            .is_none()
+        );
         assert_eq!(update_id(&json!({"update_id": 12, "x": 1})), Some(12));
     }
 }

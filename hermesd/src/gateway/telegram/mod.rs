@@ -3,6 +3,7 @@
 //! Markdown rendered as Telegram's HTML with a plain-text retry when Telegram rejects it, inline
 //! buttons, typing, files fetched with `getFile`.
 
+mod addressing;
 mod api;
 mod convert;
 mod webhook;
@@ -43,6 +44,8 @@ pub struct Telegram {
     api: BotApi,
     poll_api: BotApi,
     webhook: Mutex<Option<webhook::Receiver>>,
+    /// The bot, as `getMe` answered at the last connection (who a message addresses).
+    me: std::sync::RwLock<addressing::Me>,
 }
 
 impl std::fmt::Debug for Telegram {
@@ -68,6 +71,14 @@ impl Telegram {
             api,
             poll_api,
             webhook: Mutex::new(None),
+            me: std::sync::RwLock::default(),
+        }
+    }
+
+    fn me(&self) -> addressing::Me {
+        match self.me.read() {
+            Ok(me) => me.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
         }
     }
 
@@ -193,6 +204,11 @@ impl Adapter for Telegram {
             bot = me.result.username.as_deref().unwrap_or_default(),
             "telegram: the token is accepted"
         );
+        let known = addressing::Me::new(me.result.id, me.result.username.as_deref());
+        match self.me.write() {
+            Ok(mut me) => *me = known,
+            Err(poisoned) => *poisoned.into_inner() = known,
+        }
         match &self.settings.webhook_url {
             Some(url) => {
                 let mut receiver = self.webhook.lock().await;
@@ -243,7 +259,7 @@ impl Adapter for Telegram {
 
     async fn next_batch(&self, offset: Option<i64>) -> Result<Batch, PlatformError> {
         if let Some(receiver) = self.webhook.lock().await.as_mut() {
-            return receiver.next_batch().await;
+            return receiver.next_batch(&self.me()).await;
         }
         let params = GetUpdatesParams {
             offset,
@@ -254,11 +270,12 @@ impl Adapter for Telegram {
         let raw: MethodResponse<Vec<Value>> =
             self.poll_api.request("getUpdates", Some(params)).await?;
         let mut batch = Batch::default();
+        let me = self.me();
         for update in raw.result {
             if let Some(id) = convert::update_id(&update) {
                 batch.next_offset = Some(batch.next_offset.unwrap_or(id + 1).max(id + 1));
             }
-            if let Some(inbound) = convert::inbound(update) {
+            if let Some(inbound) = convert::inbound(update, &me) {
                 batch.updates.push(inbound);
             }
         }

@@ -15,7 +15,7 @@ use axum::{
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
-use super::convert;
+use super::{addressing::Me, convert};
 use crate::gateway::adapter::{Batch, PlatformError};
 
 /// Deliveries waiting to be taken.
@@ -65,7 +65,7 @@ impl Receiver {
     }
 
     /// The next deliveries (at least one), with their acknowledgements.
-    pub async fn next_batch(&mut self) -> Result<Batch, PlatformError> {
+    pub async fn next_batch(&mut self, me: &Me) -> Result<Batch, PlatformError> {
         let Some(first) = self.rx.recv().await else {
             return Err(PlatformError::Unavailable(
                 "the webhook listener stopped".into(),
@@ -73,7 +73,7 @@ impl Receiver {
         };
         let mut batch = Batch::default();
         let mut push = |(update, ack): Delivery| {
-            if let Some(inbound) = convert::inbound(update) {
+            if let Some(inbound) = convert::inbound(update, me) {
                 batch.updates.push(inbound);
             }
             batch.stored.push(ack);

@@ -1,0 +1,337 @@
+//! Telegram's group rules and strangers' direct messages, with Hermes' keys. When a group message
+//! is for the agent: `require_mention` (then only a mention, a reply to the bot, a
+//! `mention_patterns` wake word, or a `free_response_chats` / `free_response_topics` chat);
+//! where it listens: `allowed_chats` (with `guest_mode` letting a mention through from other
+//! groups), `allowed_topics`, `ignored_threads`; `exclusive_bot_mentions` (default on) leaves a
+//! message naming only other bots to them. Each is read from `TELEGRAM_<KEY>` in the
+//! environment, else from `telegram.<key>`, `platforms.telegram.<key>` or
+//! `platforms.telegram.extra.<key>` in config.yaml (a top-level `require_mention` too).
+//! `unauthorized_dm_behavior` (`pair` or `ignore`) decides whether a stranger's direct message
+//! gets a pairing code; as in Hermes, a configured allowlist makes `ignore` the default.
+
+use hermes_proto::env::Env;
+use serde_yaml::Value;
+
+use super::read::{Reader, show};
+
+/// The config.yaml places of a Telegram key, in the order they are read.
+const PLACES: [&str; 3] = ["telegram", "platforms.telegram", "platforms.telegram.extra"];
+
+/// Wake-word regular expressions (case-insensitive), compared by their source.
+#[derive(Debug, Clone, Default)]
+pub struct MentionPatterns(pub Vec<regex::Regex>);
+
+impl PartialEq for MentionPatterns {
+    fn eq(&self, other: &Self) -> bool {
+        let sources = |p: &Self| {
+            p.0.iter()
+                .map(|r| r.as_str().to_string())
+                .collect::<Vec<_>>()
+        };
+        sources(self) == sources(other)
+    }
+}
+
+impl MentionPatterns {
+    pub fn any_match(&self, text: &str) -> bool {
+        !text.is_empty() && self.0.iter().any(|pattern| pattern.is_match(text))
+    }
+}
+
+/// When a message in a Telegram group is for the agent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupRules {
+    pub require_mention: bool,
+    pub mention_patterns: MentionPatterns,
+    /// Chat ids where every message is for the agent.
+    pub free_response_chats: Vec<String>,
+    /// `chat:topic` pairs where every message is for the agent (no topic: `1`, General).
+    pub free_response_topics: Vec<String>,
+    /// When not empty, the only groups the agent answers in.
+    pub allowed_chats: Vec<String>,
+    /// When not empty, the only forum topics it answers in.
+    pub allowed_topics: Vec<String>,
+    pub ignored_threads: Vec<String>,
+    pub exclusive_bot_mentions: bool,
+    pub guest_mode: bool,
+}
+
+impl Default for GroupRules {
+    fn default() -> Self {
+        Self {
+            require_mention: false,
+            mention_patterns: MentionPatterns::default(),
+            free_response_chats: Vec::new(),
+            free_response_topics: Vec::new(),
+            allowed_chats: Vec::new(),
+            allowed_topics: Vec::new(),
+            ignored_threads: Vec::new(),
+            exclusive_bot_mentions: true,
+            guest_mode: false,
+        }
+    }
+}
+
+/// What a stranger's direct message gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StrangerDm {
+    /// A pairing code the owner can approve.
+    Pair,
+    /// Nothing.
+    Ignore,
+}
+
+impl GroupRules {
+    pub fn read(r: &mut Reader<'_>, env: &Env) -> Self {
+        let d = Self::default();
+        let top_level = r.flag_opt("require_mention", "false");
+        Self {
+            require_mention: flag(r, env, "require_mention")
+                .or(top_level)
+                .unwrap_or(d.require_mention),
+            mention_patterns: patterns(r, env),
+            free_response_chats: ids(r, env, "free_response_chats"),
+            free_response_topics: ids(r, env, "free_response_topics"),
+            allowed_chats: ids(r, env, "allowed_chats"),
+            allowed_topics: ids(r, env, "allowed_topics"),
+            ignored_threads: ids(r, env, "ignored_threads"),
+            exclusive_bot_mentions: flag(r, env, "exclusive_bot_mentions")
+                .unwrap_or(d.exclusive_bot_mentions),
+            guest_mode: flag(r, env, "guest_mode").unwrap_or(d.guest_mode),
+        }
+    }
+}
+
+/// `unauthorized_dm_behavior`: Telegram's own (`telegram.…`, `platforms.telegram.…`) wins;
+/// else a global `ignore`; else `ignore` when an allowlist is configured (`allowlisted`), as
+/// Hermes does, so strangers are not answered with codes; else `pair`.
+pub fn stranger_dm(r: &mut Reader<'_>, allowlisted: bool) -> StrangerDm {
+    let words = [("pair", StrangerDm::Pair), ("ignore", StrangerDm::Ignore)];
+    for place in PLACES.iter().rev() {
+        let key = format!("{place}.unauthorized_dm_behavior");
+        if r.get(&key).is_some() {
+            let fallback = if allowlisted {
+                StrangerDm::Ignore
+            } else {
+                StrangerDm::Pair
+            };
+            return r.word(&key, fallback, &words);
+        }
+    }
+    for key in [
+        "unauthorized_dm_behavior",
+        "gateway.unauthorized_dm_behavior",
+    ] {
+        if r.get(key).is_some() && r.word(key, StrangerDm::Pair, &words) == StrangerDm::Ignore {
+            return StrangerDm::Ignore;
+        }
+    }
+    if allowlisted {
+        StrangerDm::Ignore
+    } else {
+        StrangerDm::Pair
+    }
+}
+
+impl std::fmt::Display for StrangerDm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Pair => "pair",
+            Self::Ignore => "ignore",
+        })
+    }
+}
+
+fn env_name(key: &str) -> String {
+    format!("TELEGRAM_{}", key.to_ascii_uppercase())
+}
+
+/// The innermost config.yaml place holding `key`.
+fn place(r: &Reader<'_>, key: &str) -> Option<String> {
+    PLACES
+        .iter()
+        .rev()
+        .map(|place| format!("{place}.{key}"))
+        .find(|full| r.get(full).is_some())
+}
+
+fn flag(r: &mut Reader<'_>, env: &Env, key: &str) -> Option<bool> {
+    if let Some(value) = env.get(&env_name(key)) {
+        return Some(super::read::truthy(Some(value)));
+    }
+    let full = place(r, key)?;
+    r.flag_opt(&full, "the default")
+}
+
+/// A list of ids: the environment's comma-separated value, else a YAML sequence of numbers or
+/// strings, or one comma-separated string.
+fn ids(r: &mut Reader<'_>, env: &Env, key: &str) -> Vec<String> {
+    if let Some(value) = env.get(&env_name(key)) {
+        return split(value);
+    }
+    let Some(full) = place(r, key) else {
+        return Vec::new();
+    };
+    let Some(value) = r.get(&full) else {
+        return Vec::new();
+    };
+    match value {
+        Value::Sequence(items) => items
+            .iter()
+            .filter_map(|item| match item {
+                Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
+                Value::Number(n) => Some(n.to_string()),
+                other => {
+                    r.notice(&full, other, "is not an id", &"the other items");
+                    None
+                }
+            })
+            .collect(),
+        Value::String(s) => split(s),
+        Value::Number(n) => vec![n.to_string()],
+        other => {
+            r.notice(&full, other, "is not a list of ids", &"none");
+            Vec::new()
+        }
+    }
+}
+
+fn split(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// `mention_patterns`: `TELEGRAM_MENTION_PATTERNS` (a JSON list, else one per line, else
+/// comma-separated) or a YAML list or string. A pattern that does not compile is left out with a
+/// notice.
+fn patterns(r: &mut Reader<'_>, env: &Env) -> MentionPatterns {
+    let key = "mention_patterns";
+    let sources: Vec<String> = match env.get(&env_name(key)) {
+        Some(raw) => {
+            let raw = raw.trim();
+            match serde_json::from_str::<Vec<String>>(raw) {
+                Ok(list) => list,
+                Err(_) if raw.contains('\n') => raw.lines().map(str::to_string).collect(),
+                Err(_) => split(raw),
+            }
+        }
+        None => match place(r, key) {
+            Some(full) => r.list(&full, &[]),
+            None => Vec::new(),
+        },
+    };
+    let mut compiled = Vec::new();
+    for source in sources.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        match regex::RegexBuilder::new(source)
+            .case_insensitive(true)
+            .size_limit(1 << 20)
+            .build()
+        {
+            Ok(pattern) => compiled.push(pattern),
+            Err(e) => r.notice_raw(format!(
+                "telegram.{key}: {} is not a pattern this build reads ({}); it is left out",
+                show(&Value::String(source.to_string())),
+                e.to_string().lines().last().unwrap_or_default().trim()
+            )),
+        }
+    }
+    MentionPatterns(compiled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(yaml: &str, vars: &[(&str, &str)]) -> (GroupRules, Vec<String>) {
+        let root: Value = serde_yaml::from_str(yaml).unwrap();
+        let env = Env::from_pairs(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        let mut r = Reader::new(&root);
+        let rules = GroupRules::read(&mut r, &env);
+        (rules, r.into_notices())
+    }
+
+    #[test]
+    fn defaults_answer_every_group_message() {
+        let (rules, notices) = read("{}", &[]);
+        assert_eq!(rules, GroupRules::default());
+        assert!(rules.exclusive_bot_mentions && !rules.require_mention);
+        assert!(notices.is_empty());
+    }
+
+    #[test]
+    fn places_and_the_environment() {
+        let (rules, _) = read("require_mention: true", &[]);
+        assert!(rules.require_mention, "the top-level key");
+        let (rules, _) = read(
+            "require_mention: true\ntelegram:\n  require_mention: false",
+            &[],
+        );
+        assert!(!rules.require_mention, "telegram's own wins");
+        let (rules, _) = read(
+            "telegram:\n  require_mention: false",
+            &[("TELEGRAM_REQUIRE_MENTION", "true")],
+        );
+        assert!(rules.require_mention, "the environment wins");
+        let (rules, _) = read(
+            "platforms:\n  telegram:\n    extra:\n      free_response_chats: [-100123, \"-5\"]\n\
+             telegram:\n  allowed_chats: \"-1, -2\"\n  ignored_threads: [7]",
+            &[("TELEGRAM_ALLOWED_TOPICS", "3, 4")],
+        );
+        assert_eq!(rules.free_response_chats, ["-100123", "-5"]);
+        assert_eq!(rules.allowed_chats, ["-1", "-2"]);
+        assert_eq!(rules.ignored_threads, ["7"]);
+        assert_eq!(rules.allowed_topics, ["3", "4"]);
+    }
+
+    #[test]
+    fn patterns_compile_case_insensitive_and_bad_ones_are_named() {
+        let (rules, notices) = read(
+            "telegram:\n  mention_patterns: ['^hey hermes', '(?<=x)y', 'chef\\b']",
+            &[],
+        );
+        assert_eq!(rules.mention_patterns.0.len(), 2);
+        assert!(rules.mention_patterns.any_match("Hey Hermes, the news"));
+        assert!(rules.mention_patterns.any_match("ask the CHEF now"));
+        assert!(!rules.mention_patterns.any_match("chefs"));
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(notices[0].contains("(?<=x)y"), "{notices:?}");
+        let (rules, _) = read("{}", &[("TELEGRAM_MENTION_PATTERNS", r#"["^bot,", "yo"]"#)]);
+        assert!(rules.mention_patterns.any_match("bot, hi"));
+        assert!(rules.mention_patterns.any_match("YO"));
+    }
+
+    #[test]
+    fn strangers_get_a_code_only_without_an_allowlist() {
+        let behaviour = |yaml: &str, allowlisted: bool| {
+            let root: Value = serde_yaml::from_str(yaml).unwrap();
+            stranger_dm(&mut Reader::new(&root), allowlisted)
+        };
+        assert_eq!(behaviour("{}", false), StrangerDm::Pair);
+        assert_eq!(behaviour("{}", true), StrangerDm::Ignore);
+        assert_eq!(
+            behaviour("unauthorized_dm_behavior: pair", true),
+            StrangerDm::Ignore,
+            "a global pair does not undo the allowlist's default"
+        );
+        assert_eq!(
+            behaviour("unauthorized_dm_behavior: ignore", false),
+            StrangerDm::Ignore
+        );
+        assert_eq!(
+            behaviour("telegram:\n  unauthorized_dm_behavior: pair", true),
+            StrangerDm::Pair,
+            "the platform's own wins"
+        );
+        assert_eq!(
+            behaviour(
+                "unauthorized_dm_behavior: ignore\nplatforms:\n  telegram:\n    unauthorized_dm_behavior: PAIR",
+                false
+            ),
+            StrangerDm::Pair
+        );
+    }
+}

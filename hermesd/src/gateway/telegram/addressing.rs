@@ -1,0 +1,277 @@
+//! How a Telegram message addresses bots, read from the entities Telegram marks in it (the raw
+//! text is looked at only when it carries none): whether it names this bot (`@handle`, a text
+//! mention of it, `/command@handle`), answers one of its messages, or names other bots only;
+//! and its text with this bot's handle taken out, as Hermes does before the agent reads it.
+
+use frankenstein::types::{Message, MessageEntity, MessageEntityType};
+
+use crate::gateway::adapter::Addressing;
+
+/// This bot, as `getMe` answered.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Me {
+    pub id: u64,
+    /// Lower case, without the `@`; empty when unknown.
+    pub username: String,
+}
+
+impl Me {
+    pub fn new(id: u64, username: Option<&str>) -> Self {
+        Self {
+            id,
+            username: username.unwrap_or_default().to_ascii_lowercase(),
+        }
+    }
+}
+
+/// How `message` addresses bots, for `me`.
+pub fn addressing(message: &Message, me: &Me) -> Addressing {
+    let sources = [
+        (message.text.as_deref(), message.entities.as_deref()),
+        (
+            message.caption.as_deref(),
+            message.caption_entities.as_deref(),
+        ),
+    ];
+    let mut mentions_me = false;
+    let mut bots = Vec::new();
+    for (text, entities) in sources {
+        let Some(text) = text else { continue };
+        match entities.filter(|e| !e.is_empty()) {
+            Some(entities) => {
+                for entity in entities {
+                    mentions_me |= names_me(text, entity, me);
+                    bots.extend(bot_handle(text, entity));
+                }
+            }
+            None => bots.extend(raw_bot_handles(text)),
+        }
+    }
+    let mine = !me.username.is_empty();
+    mentions_me |= mine && bots.iter().any(|b| *b == me.username);
+    let replies_to_me = message
+        .reply_to_message
+        .as_deref()
+        .and_then(|replied| replied.from.as_deref())
+        .is_some_and(|from| me.id != 0 && from.id == me.id);
+    Addressing {
+        mentions_me,
+        replies_to_me,
+        names_only_other_bots: mine && !bots.is_empty() && !bots.contains(&me.username),
+    }
+}
+
+/// Whether `entity` names `me`: `@handle`, a text mention of its id, or `/command@handle`.
+fn names_me(text: &str, entity: &MessageEntity, me: &Me) -> bool {
+    let span = || {
+        slice(text, entity)
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase()
+    };
+    match entity.type_field {
+        MessageEntityType::Mention => {
+            !me.username.is_empty() && span().strip_prefix('@') == Some(me.username.as_str())
+        }
+        MessageEntityType::TextMention => {
+            me.id != 0 && entity.user.as_ref().is_some_and(|u| u.id == me.id)
+        }
+        MessageEntityType::BotCommand => {
+            !me.username.is_empty()
+                && span()
+                    .split_once('@')
+                    .is_some_and(|(_, to)| to.trim() == me.username)
+        }
+        _ => false,
+    }
+}
+
+/// The bot handle (lower case) a `mention` or `/command@handle` entity names, if any.
+fn bot_handle(text: &str, entity: &MessageEntity) -> Option<String> {
+    let span = slice(text, entity)?.trim().to_ascii_lowercase();
+    let handle = match entity.type_field {
+        MessageEntityType::Mention => span.strip_prefix('@')?.to_string(),
+        MessageEntityType::BotCommand => span.split_once('@')?.1.trim().to_string(),
+        _ => return None,
+    };
+    is_bot_handle(&handle).then_some(handle)
+}
+
+/// `@…bot` handles in a text Telegram marked nothing in: not inside a word, a path or code.
+fn raw_bot_handles(text: &str) -> Vec<String> {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut found = Vec::new();
+    for (at, _) in text.match_indices('@') {
+        let before = text[..at].chars().next_back();
+        if before.is_some_and(|c| word(c) || c == '`' || c == '/') {
+            continue;
+        }
+        let rest = &text[at + 1..];
+        let end = rest.find(|c: char| !word(c)).unwrap_or(rest.len());
+        let handle = rest[..end].to_ascii_lowercase();
+        if is_bot_handle(&handle) {
+            found.push(handle);
+        }
+    }
+    found
+}
+
+/// Telegram's rule for a bot's username: 5 to 32 of `[A-Za-z0-9_]`, ending in `bot`.
+fn is_bot_handle(handle: &str) -> bool {
+    (5..=32).contains(&handle.len())
+        && handle.to_ascii_lowercase().ends_with("bot")
+        && handle
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The part of `text` an entity covers (offsets count UTF-16 code units).
+fn slice(text: &str, entity: &MessageEntity) -> Option<String> {
+    let units: Vec<u16> = text.encode_utf16().collect();
+    let start = usize::from(entity.offset);
+    let end = start.checked_add(usize::from(entity.length))?;
+    units.get(start..end).map(String::from_utf16_lossy)
+}
+
+/// `text` without `@handle` of `me` (and the `,`, `:` or `-` and spaces after it); the text as
+/// it was when nothing else is left.
+pub fn without_handle(text: &str, me: &Me) -> String {
+    if me.username.is_empty() || !text.contains('@') {
+        return text.to_string();
+    }
+    let handle = format!("@{}", me.username);
+    let lower = text.to_ascii_lowercase();
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    let mut search = 0;
+    while let Some(found) = lower[search..].find(&handle) {
+        let at = search + found;
+        let end = at + handle.len();
+        search = end;
+        if text[end..].chars().next().is_some_and(word) {
+            continue; // a longer handle
+        }
+        out.push_str(&text[from..at]);
+        let rest = &text[end..];
+        let punct = rest.len() - rest.trim_start_matches([',', ':', '-']).len();
+        let after = &rest[punct..];
+        from = end + punct + (after.len() - after.trim_start().len());
+        search = from;
+    }
+    out.push_str(&text[from..]);
+    let cleaned = out.trim();
+    if cleaned.is_empty() {
+        text.to_string()
+    } else {
+        cleaned.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn me() -> Me {
+        Me::new(999, Some("Hermes_Bot"))
+    }
+
+    fn message(text: &str, entities: serde_json::Value, reply_from: Option<u64>) -> Message {
+        let mut raw = json!({"message_id": 1, "date": 1,
+            "chat": {"id": -5, "type": "group", "title": "g"},
+            "from": {"id": 42, "is_bot": false, "first_name": "Ann"},
+            "text": text, "entities": entities});
+        if let Some(id) = reply_from {
+            raw["reply_to_message"] = json!({"message_id": 0, "date": 1,
+                "chat": {"id": -5, "type": "group", "title": "g"},
+                "from": {"id": id, "is_bot": true, "first_name": "B"}, "text": "earlier"});
+        }
+        serde_json::from_value(raw).unwrap()
+    }
+
+    fn entity(kind: &str, offset: u16, length: u16) -> serde_json::Value {
+        json!({"type": kind, "offset": offset, "length": length})
+    }
+
+    #[test]
+    fn mentions_commands_and_replies_name_this_bot() {
+        let mention = message("hi @hermes_bot", json!([entity("mention", 3, 11)]), None);
+        assert!(addressing(&mention, &me()).mentions_me);
+        let command = message(
+            "/new@Hermes_Bot",
+            json!([entity("bot_command", 0, 15)]),
+            None,
+        );
+        assert!(addressing(&command, &me()).mentions_me);
+        let text_mention = message(
+            "Hermes, look",
+            json!([{"type": "text_mention", "offset": 0, "length": 6,
+                "user": {"id": 999, "is_bot": true, "first_name": "Hermes"}}]),
+            None,
+        );
+        assert!(addressing(&text_mention, &me()).mentions_me);
+        let reply = message("and this?", json!([]), Some(999));
+        let got = addressing(&reply, &me());
+        assert!(got.replies_to_me && !got.mentions_me);
+        let other_reply = message("and this?", json!([]), Some(7));
+        assert!(!addressing(&other_reply, &me()).replies_to_me);
+    }
+
+    #[test]
+    fn other_bots_only_and_unmarked_text() {
+        let other = message(
+            "/new@other_bot",
+            json!([entity("bot_command", 0, 14)]),
+            None,
+        );
+        let got = addressing(&other, &me());
+        assert!(got.names_only_other_bots && !got.mentions_me);
+        let both = message(
+            "@other_bot @hermes_bot",
+            json!([entity("mention", 0, 10), entity("mention", 11, 11)]),
+            None,
+        );
+        let got = addressing(&both, &me());
+        assert!(got.mentions_me && !got.names_only_other_bots);
+        // Telegram marked nothing: the raw text is read, but not an address inside a word.
+        let raw = message("ping @hermes_bot", json!([]), None);
+        assert!(addressing(&raw, &me()).mentions_me);
+        let mail = message("write to a@hermes_bot.example", json!([]), None);
+        assert!(!addressing(&mail, &me()).mentions_me);
+        // An entity Telegram marked elsewhere: the raw text is not searched again.
+        let code = message("`@hermes_bot`", json!([entity("code", 0, 13)]), None);
+        assert!(!addressing(&code, &me()).mentions_me);
+        // A person's handle is not a bot's.
+        let person = message("@annie", json!([entity("mention", 0, 6)]), None);
+        assert_eq!(addressing(&person, &me()), Addressing::default());
+    }
+
+    #[test]
+    fn offsets_count_utf16_units() {
+        // "😀 " is 3 UTF-16 units.
+        let text = "😀 @hermes_bot";
+        let got = addressing(
+            &message(text, json!([entity("mention", 3, 11)]), None),
+            &me(),
+        );
+        assert!(got.mentions_me);
+        let past_the_end = message(text, json!([entity("mention", 3, 40)]), None);
+        assert!(
+            !addressing(&past_the_end, &me()).mentions_me,
+            "an entity past the text names nothing"
+        );
+    }
+
+    #[test]
+    fn the_handle_is_taken_out() {
+        assert_eq!(without_handle("@Hermes_Bot, what now?", &me()), "what now?");
+        assert_eq!(without_handle("ask @hermes_bot: why", &me()), "ask why");
+        assert_eq!(without_handle("/status@hermes_bot", &me()), "/status");
+        assert_eq!(without_handle("@hermes_bot", &me()), "@hermes_bot");
+        assert_eq!(without_handle("@hermes_bot2 hi", &me()), "@hermes_bot2 hi");
+        assert_eq!(without_handle("héllo @hermes_bot", &me()), "héllo");
+        assert_eq!(without_handle("no handle", &me()), "no handle");
+    }
+}

@@ -1,0 +1,207 @@
+//! Whether a group message from an allowed user is for the agent, in Hermes' order: topics it
+//! does not listen in (`allowed_topics`, `ignored_threads`), a message naming only other bots
+//! (`exclusive_bot_mentions`), groups it does not answer in (`allowed_chats`, a mention let
+//! through by `guest_mode`), then chats and topics where every message is (`free_response_*`),
+//! and with `require_mention` only a reply to the bot, a mention of it or a wake word
+//! (`mention_patterns`). Direct messages and channel posts are always for it.
+
+use super::adapter::{ChatKind, Inbound};
+use crate::config::settings::GroupRules;
+
+/// The topic of a forum message without one: General.
+const GENERAL_TOPIC: &str = "1";
+
+/// Whether `update` is for the agent under `rules`.
+pub fn for_agent(rules: &GroupRules, update: &Inbound) -> bool {
+    if update.kind != ChatKind::Group {
+        return true;
+    }
+    let chat = update.chat.chat_id.as_str();
+    let thread = update.chat.thread_id.as_str();
+    let topic = if thread.is_empty() {
+        GENERAL_TOPIC
+    } else {
+        thread
+    };
+    let listed = |list: &[String], id: &str| list.iter().any(|entry| entry == id);
+    if !rules.allowed_topics.is_empty() && !listed(&rules.allowed_topics, topic) {
+        return false;
+    }
+    if !thread.is_empty() && listed(&rules.ignored_threads, thread) {
+        return false;
+    }
+    let addressed = update.addressing;
+    if rules.exclusive_bot_mentions && addressed.names_only_other_bots {
+        return false;
+    }
+    let guest = rules.guest_mode && addressed.mentions_me;
+    if !rules.allowed_chats.is_empty() && !listed(&rules.allowed_chats, chat) {
+        return guest;
+    }
+    guest
+        || listed(&rules.free_response_chats, chat)
+        || listed(&rules.free_response_topics, &format!("{chat}:{topic}"))
+        || !rules.require_mention
+        || addressed.replies_to_me
+        || addressed.mentions_me
+        || rules.mention_patterns.any_match(&update.text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        config::settings::MentionPatterns,
+        gateway::adapter::{Addressing, ChatRef},
+    };
+
+    fn group(chat: &str, thread: &str, text: &str, addressing: Addressing) -> Inbound {
+        Inbound {
+            update_id: 1,
+            chat: ChatRef {
+                chat_id: chat.into(),
+                thread_id: thread.into(),
+            },
+            kind: ChatKind::Group,
+            user_id: "42".into(),
+            user_name: "ann".into(),
+            chat_name: "friends".into(),
+            message_id: "5".into(),
+            text: text.into(),
+            edited: false,
+            reply_to: None,
+            attachments: Vec::new(),
+            press: None,
+            addressing,
+        }
+    }
+
+    fn mention() -> Addressing {
+        Addressing {
+            mentions_me: true,
+            ..Addressing::default()
+        }
+    }
+
+    fn strict() -> GroupRules {
+        GroupRules {
+            require_mention: true,
+            mention_patterns: MentionPatterns(vec![
+                regex::RegexBuilder::new("^hermes\\b")
+                    .case_insensitive(true)
+                    .build()
+                    .unwrap(),
+            ]),
+            ..GroupRules::default()
+        }
+    }
+
+    #[test]
+    fn by_default_every_group_message_but_one_for_another_bot() {
+        let rules = GroupRules::default();
+        assert!(for_agent(
+            &rules,
+            &group("-5", "", "hi all", Addressing::default())
+        ));
+        let other = Addressing {
+            names_only_other_bots: true,
+            ..Addressing::default()
+        };
+        assert!(!for_agent(
+            &rules,
+            &group("-5", "", "/new@other_bot", other)
+        ));
+        let shared = GroupRules {
+            exclusive_bot_mentions: false,
+            ..GroupRules::default()
+        };
+        assert!(for_agent(
+            &shared,
+            &group("-5", "", "/new@other_bot", other)
+        ));
+        let mut dm = group("42", "", "hi", other);
+        dm.kind = ChatKind::Dm;
+        assert!(for_agent(&GroupRules::default(), &dm), "a DM is not gated");
+    }
+
+    #[test]
+    fn require_mention_takes_mentions_replies_and_wake_words() {
+        let rules = strict();
+        assert!(!for_agent(
+            &rules,
+            &group("-5", "", "hi all", Addressing::default())
+        ));
+        assert!(for_agent(&rules, &group("-5", "", "what now?", mention())));
+        let reply = Addressing {
+            replies_to_me: true,
+            ..Addressing::default()
+        };
+        assert!(for_agent(&rules, &group("-5", "", "and?", reply)));
+        assert!(for_agent(
+            &rules,
+            &group("-5", "", "Hermes, go", Addressing::default())
+        ));
+        assert!(!for_agent(
+            &rules,
+            &group("-5", "", "no hermes", Addressing::default())
+        ));
+        let free = GroupRules {
+            free_response_chats: vec!["-5".into()],
+            free_response_topics: vec!["-9:7".into()],
+            ..strict()
+        };
+        assert!(for_agent(
+            &free,
+            &group("-5", "", "hi all", Addressing::default())
+        ));
+        assert!(for_agent(
+            &free,
+            &group("-9", "7", "hi all", Addressing::default())
+        ));
+        assert!(!for_agent(
+            &free,
+            &group("-9", "8", "hi all", Addressing::default())
+        ));
+    }
+
+    #[test]
+    fn allowed_chats_and_topics_are_hard_gates_but_for_a_guest_mention() {
+        let rules = GroupRules {
+            allowed_chats: vec!["-5".into()],
+            ..GroupRules::default()
+        };
+        assert!(for_agent(
+            &rules,
+            &group("-5", "", "hi", Addressing::default())
+        ));
+        assert!(!for_agent(
+            &rules,
+            &group("-6", "", "hi", Addressing::default())
+        ));
+        assert!(!for_agent(&rules, &group("-6", "", "hi", mention())));
+        let guests = GroupRules {
+            guest_mode: true,
+            ..rules
+        };
+        assert!(for_agent(&guests, &group("-6", "", "hi", mention())));
+        let reply = Addressing {
+            replies_to_me: true,
+            ..Addressing::default()
+        };
+        assert!(!for_agent(&guests, &group("-6", "", "hi", reply)));
+        let topics = GroupRules {
+            allowed_topics: vec!["1".into(), "3".into()],
+            ignored_threads: vec!["3".into()],
+            ..GroupRules::default()
+        };
+        assert!(for_agent(
+            &topics,
+            &group("-5", "", "general", Addressing::default())
+        ));
+        assert!(!for_agent(
+            &topics,
+            &group("-5", "2", "other", Addressing::default())
+        ));
+        assert!(!for_agent(&topics, &group("-5", "3", "ignored", mention())));
+    }
+}
