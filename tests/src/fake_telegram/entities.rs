@@ -25,6 +25,8 @@ pub(super) enum Kind {
     /// `custom_emoji` whose id is the argument.
     CustomEmoji,
     BotCommand,
+    /// `mention` of an `@username`.
+    Mention,
 }
 
 impl Kind {
@@ -36,7 +38,7 @@ impl Kind {
             Self::Pre => 11,
             Self::Code => 20,
             Self::TextUrl | Self::TextMention => 49,
-            Self::BotCommand => 50,
+            Self::BotCommand | Self::Mention => 50,
             Self::Bold => 90,
             Self::Italic => 91,
             Self::Underline => 92,
@@ -90,6 +92,7 @@ impl Entity {
                 Some(("custom_emoji_id", json!(self.argument))),
             ),
             Kind::BotCommand => ("bot_command", None),
+            Kind::Mention => ("mention", None),
         };
         let mut entity = json!({"offset": self.offset, "length": self.length, "type": kind});
         if let Some((name, value)) = extra {
@@ -166,6 +169,34 @@ pub(super) fn bot_commands(text: &str) -> Vec<Entity> {
             found.push(Entity::new(Kind::BotCommand, offset, length, String::new()));
         }
         i = end;
+    }
+    found
+}
+
+/// The `mention` entities of `text`: `@username` (5–32 of `[A-Za-z0-9_]`) not preceded by a word
+/// character or `/`.
+pub(super) fn mentions(text: &str) -> Vec<Entity> {
+    let chars: Vec<char> = text.chars().collect();
+    let name = |c: &char| c.is_ascii_alphanumeric() || *c == '_';
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let fenced = i > 0 && (chars[i - 1].is_alphanumeric() || matches!(chars[i - 1], '_' | '/'));
+        if chars[i] != '@' || fenced {
+            i += 1;
+            continue;
+        }
+        let length = chars[i + 1..].iter().take_while(|c| name(c)).count();
+        if (5..=32).contains(&length) {
+            let offset = utf16_len(&chars[..i].iter().collect::<String>());
+            found.push(Entity::new(
+                Kind::Mention,
+                offset,
+                length + 1,
+                String::new(),
+            ));
+        }
+        i += 1 + length;
     }
     found
 }

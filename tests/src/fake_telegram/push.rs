@@ -147,12 +147,12 @@ fn captioned(incoming: Incoming, caption: Option<&str>) -> Incoming {
     }
 }
 
-/// A user's text with the `bot_command` entities Telegram finds in it.
+/// A user's text with the `bot_command` and `mention` entities Telegram finds in it.
 fn user_text(text: &str) -> Formatted {
-    let entities = entities::bot_commands(text)
-        .iter()
-        .map(Entity::json)
-        .collect();
+    let mut found = entities::bot_commands(text);
+    found.extend(entities::mentions(text));
+    entities::sort(&mut found);
+    let entities = found.iter().map(Entity::json).collect();
     Formatted {
         text: text.to_owned(),
         entities,
