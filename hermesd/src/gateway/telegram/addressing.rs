@@ -48,7 +48,7 @@ pub fn addressing(message: &Message, me: &Me) -> Addressing {
         }
     }
     let mine = !me.username.is_empty();
-    mentions_me |= mine && bots.iter().any(|b| *b == me.username);
+    mentions_me |= mine && bots.contains(&me.username);
     let replies_to_me = message
         .reply_to_message
         .as_deref()

@@ -206,4 +206,27 @@ mod tests {
         );
         assert_eq!(update_id(&json!({"update_id": 12, "x": 1})), Some(12));
     }
+
+    #[test]
+    fn the_bots_own_messages_are_skipped_but_presses_on_them_are_not() {
+        let me = Me::new(999, Some("hermes_bot"));
+        let group = json!({"id": -5, "type": "group", "title": "g"});
+        let own = json!({"update_id": 20, "message": {"message_id": 5, "date": 1,
+            "chat": group, "from": {"id": 999, "is_bot": true, "first_name": "H"},
+            "text": "my own answer"}});
+        assert!(inbound(own, &me).is_none());
+        let press = json!({"update_id": 21, "callback_query": {"id": "cb", "chat_instance": "x",
+            "from": {"id": 42, "is_bot": false, "first_name": "Ann"}, "data": "approve:q:once",
+            "message": {"message_id": 5, "date": 1, "chat": group,
+                "from": {"id": 999, "is_bot": true, "first_name": "H"}, "text": "approve?"}}});
+        let got = inbound(press, &me).unwrap();
+        assert_eq!(got.user_id, "42");
+        assert_eq!(got.addressing, Addressing::default());
+        let mention = json!({"update_id": 22, "message": {"message_id": 6, "date": 1,
+            "chat": group, "from": {"id": 42, "is_bot": false, "first_name": "Ann"},
+            "text": "@hermes_bot hi", "entities": [{"type": "mention", "offset": 0, "length": 11}]}});
+        let got = inbound(mention, &me).unwrap();
+        assert!(got.addressing.mentions_me);
+        assert_eq!(got.text, "hi");
+    }
 }
