@@ -74,8 +74,7 @@ async fn with_require_mention_only_what_addresses_the_bot_reaches_the_model() {
     bot.push(Incoming::text(&friends, &ann, "and then?").replying_to(one.message_id));
     bot.wait_message_text(-500, |t| t == "two", WAIT).await;
 
-    // A command for another bot leaves this conversation alone; a wake word is for this one.
-    bot.push_text(&friends, &ann, "/new@other_bot");
+    // A wake word is for this bot.
     bot.push_text(&friends, &ann, "Hermes, sum it up");
     bot.wait_message_text(-500, |t| t == "three", WAIT).await;
     let third = &user_texts(&llm)[2];
@@ -86,11 +85,15 @@ async fn with_require_mention_only_what_addresses_the_bot_reaches_the_model() {
     );
     assert_eq!(third.last().map(String::as_str), Some("Hermes, sum it up"));
 
-    // In a free-response chat every message is for it, but never the bot's own.
+    // In a free-response chat every message is for it, but never the bot's own, nor a
+    // command for another bot (taken, `/new` would answer and start over).
     let team = Chat::group(-600, "team");
     bot.push_text(&team, &User::new(bot_id, "Fake Bot"), "I am the bot");
+    bot.push_text(&team, &ann, "/new@other_bot");
     bot.push_text(&team, &ann, "anyone around?");
     bot.wait_message_text(-600, |t| t == "four", WAIT).await;
+    let said: Vec<String> = bot.messages(-600).into_iter().map(|m| m.text).collect();
+    assert_eq!(said, ["four"], "only the answer");
     let all = user_texts(&llm);
     assert_eq!(all.len(), 4, "{all:?}");
     assert_eq!(all[3], ["anyone around?"]);

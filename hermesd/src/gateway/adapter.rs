@@ -83,6 +83,8 @@ pub struct Inbound {
     pub attachments: Vec<Attachment>,
     pub press: Option<ButtonPress>,
     pub addressing: Addressing,
+    /// The chat is a forum (a group with topics): a message without a topic is in General.
+    pub in_forum: bool,
 }
 
 /// What one poll brought: updates to take, and the offset that confirms them.

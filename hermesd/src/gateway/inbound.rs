@@ -234,6 +234,7 @@ mod tests {
             }],
             press: None,
             addressing: Default::default(),
+            in_forum: false,
         };
         let isolation = Isolation {
             group_per_user: true,

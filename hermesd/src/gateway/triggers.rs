@@ -17,7 +17,11 @@ pub fn for_agent(rules: &GroupRules, update: &Inbound) -> bool {
         return true;
     }
     let chat = update.chat.chat_id.as_str();
-    let thread = update.chat.thread_id.as_str();
+    let thread = match update.chat.thread_id.as_str() {
+        "" if update.in_forum => GENERAL_TOPIC,
+        thread => thread,
+    };
+    // A group without topics counts as General for `allowed_topics`, as in Hermes.
     let topic = if thread.is_empty() {
         GENERAL_TOPIC
     } else {
@@ -73,6 +77,7 @@ mod tests {
             attachments: Vec::new(),
             press: None,
             addressing,
+            in_forum: !thread.is_empty(),
         }
     }
 
@@ -203,5 +208,14 @@ mod tests {
             &group("-5", "2", "other", Addressing::default())
         ));
         assert!(!for_agent(&topics, &group("-5", "3", "ignored", mention())));
+        // General, in a forum, is topic 1 for `ignored_threads` too; a group without topics is not.
+        let quiet_general = GroupRules {
+            ignored_threads: vec!["1".into()],
+            ..GroupRules::default()
+        };
+        let mut general = group("-5", "", "in General", Addressing::default());
+        assert!(for_agent(&quiet_general, &general));
+        general.in_forum = true;
+        assert!(!for_agent(&quiet_general, &general));
     }
 }

@@ -143,7 +143,15 @@ impl GatewaySection {
             allow_all: truthy(env.get("TELEGRAM_ALLOW_ALL_USERS")),
             gateway_allow_all: truthy(env.get("GATEWAY_ALLOW_ALL_USERS")),
         };
-        let allowlisted = !access.allowed.is_empty() || !access.gateway_allowed.is_empty();
+        // Hermes' group allowlists count too, though hermesd does not read them otherwise.
+        let group_lists = [
+            "TELEGRAM_GROUP_ALLOWED_USERS",
+            "TELEGRAM_GROUP_ALLOWED_CHATS",
+        ]
+        .iter()
+        .any(|name| !ids(env.get(name)).is_empty());
+        let allowlisted =
+            !access.allowed.is_empty() || !access.gateway_allowed.is_empty() || group_lists;
         Self {
             telegram,
             telegram_disabled: !token.is_empty() && !enabled,

@@ -4,8 +4,11 @@
 //! where it listens: `allowed_chats` (with `guest_mode` letting a mention through from other
 //! groups), `allowed_topics`, `ignored_threads`; `exclusive_bot_mentions` (default on) leaves a
 //! message naming only other bots to them. Each is read from `TELEGRAM_<KEY>` in the
-//! environment, else from `telegram.<key>`, `platforms.telegram.<key>` or
-//! `platforms.telegram.extra.<key>` in config.yaml (a top-level `require_mention` too).
+//! environment (blank counts as unset), else from the first of `telegram.<key>`,
+//! `platforms.telegram.<key>`, `gateway.platforms.telegram.<key>` and
+//! `platforms.telegram.extra.<key>` in config.yaml (a top-level `require_mention` last). Hermes
+//! lets the environment win for some of these keys and config.yaml for others; here it wins
+//! for all, as for every other setting.
 //! `unauthorized_dm_behavior` (`pair` or `ignore`) decides whether a stranger's direct message
 //! gets a pairing code; as in Hermes, a configured allowlist makes `ignore` the default.
 
@@ -15,7 +18,12 @@ use serde_yaml::Value;
 use super::read::{Reader, show};
 
 /// The config.yaml places of a Telegram key, in the order they are read.
-const PLACES: [&str; 3] = ["telegram", "platforms.telegram", "platforms.telegram.extra"];
+const PLACES: [&str; 4] = [
+    "telegram",
+    "platforms.telegram",
+    "gateway.platforms.telegram",
+    "platforms.telegram.extra",
+];
 
 /// Wake-word regular expressions (case-insensitive), compared by their source.
 #[derive(Debug, Clone, Default)]
@@ -103,33 +111,28 @@ impl GroupRules {
 }
 
 /// `unauthorized_dm_behavior`: Telegram's own (`telegram.…`, `platforms.telegram.…`) wins;
-/// else a global `ignore`; else `ignore` when an allowlist is configured (`allowlisted`), as
-/// Hermes does, so strangers are not answered with codes; else `pair`.
+/// else a global `ignore` (the top-level key, else `gateway.…`); else `ignore` when an
+/// allowlist is configured (`allowlisted`), as Hermes does, so strangers are not answered with
+/// codes; else `pair`. A value that is neither word gets a notice and that default.
 pub fn stranger_dm(r: &mut Reader<'_>, allowlisted: bool) -> StrangerDm {
     let words = [("pair", StrangerDm::Pair), ("ignore", StrangerDm::Ignore)];
-    for place in PLACES.iter().rev() {
-        let key = format!("{place}.unauthorized_dm_behavior");
-        if r.get(&key).is_some() {
-            let fallback = if allowlisted {
-                StrangerDm::Ignore
-            } else {
-                StrangerDm::Pair
-            };
-            return r.word(&key, fallback, &words);
-        }
-    }
-    for key in [
-        "unauthorized_dm_behavior",
-        "gateway.unauthorized_dm_behavior",
-    ] {
-        if r.get(key).is_some() && r.word(key, StrangerDm::Pair, &words) == StrangerDm::Ignore {
-            return StrangerDm::Ignore;
-        }
-    }
-    if allowlisted {
+    let default = if allowlisted {
         StrangerDm::Ignore
     } else {
         StrangerDm::Pair
+    };
+    if let Some(key) = place(r, "unauthorized_dm_behavior") {
+        return r.word(&key, default, &words);
+    }
+    let global = [
+        "unauthorized_dm_behavior",
+        "gateway.unauthorized_dm_behavior",
+    ]
+    .into_iter()
+    .find(|key| r.get(key).is_some());
+    match global {
+        Some(key) if r.word(key, default, &words) == StrangerDm::Ignore => StrangerDm::Ignore,
+        _ => default,
     }
 }
 
@@ -146,17 +149,21 @@ fn env_name(key: &str) -> String {
     format!("TELEGRAM_{}", key.to_ascii_uppercase())
 }
 
-/// The innermost config.yaml place holding `key`.
+/// The first config.yaml place holding `key`.
 fn place(r: &Reader<'_>, key: &str) -> Option<String> {
     PLACES
         .iter()
-        .rev()
         .map(|place| format!("{place}.{key}"))
         .find(|full| r.get(full).is_some())
 }
 
+/// `TELEGRAM_<KEY>`, unless blank.
+fn from_env<'e>(env: &'e Env, key: &str) -> Option<&'e str> {
+    env.get(&env_name(key)).filter(|v| !v.trim().is_empty())
+}
+
 fn flag(r: &mut Reader<'_>, env: &Env, key: &str) -> Option<bool> {
-    if let Some(value) = env.get(&env_name(key)) {
+    if let Some(value) = from_env(env, key) {
         return Some(super::read::truthy(Some(value)));
     }
     let full = place(r, key)?;
@@ -166,7 +173,7 @@ fn flag(r: &mut Reader<'_>, env: &Env, key: &str) -> Option<bool> {
 /// A list of ids: the environment's comma-separated value, else a YAML sequence of numbers or
 /// strings, or one comma-separated string.
 fn ids(r: &mut Reader<'_>, env: &Env, key: &str) -> Vec<String> {
-    if let Some(value) = env.get(&env_name(key)) {
+    if let Some(value) = from_env(env, key) {
         return split(value);
     }
     let Some(full) = place(r, key) else {
@@ -210,7 +217,7 @@ fn split(value: &str) -> Vec<String> {
 /// notice.
 fn patterns(r: &mut Reader<'_>, env: &Env) -> MentionPatterns {
     let key = "mention_patterns";
-    let sources: Vec<String> = match env.get(&env_name(key)) {
+    let sources: Vec<String> = match from_env(env, key) {
         Some(raw) => {
             let raw = raw.trim();
             match serde_json::from_str::<Vec<String>>(raw) {
@@ -285,6 +292,15 @@ mod tests {
         assert_eq!(rules.allowed_chats, ["-1", "-2"]);
         assert_eq!(rules.ignored_threads, ["7"]);
         assert_eq!(rules.allowed_topics, ["3", "4"]);
+        let (rules, _) = read(
+            "telegram:\n  allowed_chats: [-1]\nplatforms:\n  telegram:\n    extra:\n      allowed_chats: [-2]",
+            &[("TELEGRAM_ALLOWED_CHATS", "  ")],
+        );
+        assert_eq!(
+            rules.allowed_chats,
+            ["-1"],
+            "a blank variable is unset; telegram's own first"
+        );
     }
 
     #[test]
@@ -332,6 +348,18 @@ mod tests {
                 false
             ),
             StrangerDm::Pair
+        );
+        assert_eq!(
+            behaviour(
+                "unauthorized_dm_behavior: pair\ngateway:\n  unauthorized_dm_behavior: ignore",
+                false
+            ),
+            StrangerDm::Pair,
+            "the top-level key first"
+        );
+        assert_eq!(
+            behaviour("gateway:\n  unauthorized_dm_behavior: ignore", false),
+            StrangerDm::Ignore
         );
     }
 }

@@ -1,7 +1,8 @@
 //! How a Telegram message addresses bots, read from the entities Telegram marks in it (the raw
 //! text is looked at only when it carries none): whether it names this bot (`@handle`, a text
 //! mention of it, `/command@handle`), answers one of its messages, or names other bots only;
-//! and its text with this bot's handle taken out, as Hermes does before the agent reads it.
+//! and its text with this bot's handle taken out where Telegram marked it, as Hermes does
+//! before the agent reads it.
 
 use frankenstein::types::{Message, MessageEntity, MessageEntityType};
 
@@ -49,9 +50,15 @@ pub fn addressing(message: &Message, me: &Me) -> Addressing {
     }
     let mine = !me.username.is_empty();
     mentions_me |= mine && bots.contains(&me.username);
+    // In a forum topic every message "replies" to the message that opened the topic: that is
+    // not an answer to whoever opened it.
     let replies_to_me = message
         .reply_to_message
         .as_deref()
+        .filter(|replied| {
+            replied.forum_topic_created.is_none()
+                && Some(replied.message_id) != message.message_thread_id
+        })
         .and_then(|replied| replied.from.as_deref())
         .is_some_and(|from| me.id != 0 && from.id == me.id);
     Addressing {
@@ -125,39 +132,65 @@ fn is_bot_handle(handle: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// The part of `text` an entity covers (offsets count UTF-16 code units).
-fn slice(text: &str, entity: &MessageEntity) -> Option<String> {
-    let units: Vec<u16> = text.encode_utf16().collect();
-    let start = usize::from(entity.offset);
-    let end = start.checked_add(usize::from(entity.length))?;
-    units.get(start..end).map(String::from_utf16_lossy)
+/// The part of `text` an entity covers.
+fn slice<'t>(text: &'t str, entity: &MessageEntity) -> Option<&'t str> {
+    byte_range(text, entity).map(|(start, end)| &text[start..end])
 }
 
-/// `text` without `@handle` of `me` (and the `,`, `:` or `-` and spaces after it); the text as
-/// it was when nothing else is left.
-pub fn without_handle(text: &str, me: &Me) -> String {
+/// The message's text (or caption) without this bot's `@handle` where Telegram marked it (in
+/// a text it marked nothing in: where it stands alone), nor the `,`, `:` or `-` and spaces after
+/// a mention; `/command@handle` keeps its command and arguments. The text as it was when
+/// nothing else is left.
+pub fn cleaned_text(message: &Message, me: &Me) -> String {
+    let (text, entities) = match message.text.as_deref() {
+        Some(text) => (text, message.entities.as_deref()),
+        None => (
+            message.caption.as_deref().unwrap_or_default(),
+            message.caption_entities.as_deref(),
+        ),
+    };
+    without_handle(text, entities.unwrap_or_default(), me)
+}
+
+/// A piece of the text to take out: a byte range, and whether it is a mention (which takes
+/// the punctuation and spaces after it along).
+struct Cut {
+    start: usize,
+    end: usize,
+    mention: bool,
+}
+
+fn without_handle(text: &str, entities: &[MessageEntity], me: &Me) -> String {
     if me.username.is_empty() || !text.contains('@') {
         return text.to_string();
     }
     let handle = format!("@{}", me.username);
-    let lower = text.to_ascii_lowercase();
-    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let cuts = if entities.is_empty() {
+        unmarked_handles(text, &handle)
+    } else {
+        marked_handles(text, entities, &handle)
+    };
+    if cuts.is_empty() {
+        return text.to_string();
+    }
     let mut out = String::with_capacity(text.len());
     let mut from = 0;
-    let mut search = 0;
-    while let Some(found) = lower[search..].find(&handle) {
-        let at = search + found;
-        let end = at + handle.len();
-        search = end;
-        if text[end..].chars().next().is_some_and(word) {
-            continue; // a longer handle
+    for cut in cuts {
+        if cut.start < from {
+            continue;
         }
-        out.push_str(&text[from..at]);
-        let rest = &text[end..];
-        let punct = rest.len() - rest.trim_start_matches([',', ':', '-']).len();
-        let after = &rest[punct..];
-        from = end + punct + (after.len() - after.trim_start().len());
-        search = from;
+        out.push_str(&text[from..cut.start]);
+        from = cut.end;
+        if cut.mention {
+            let rest = &text[from..];
+            let punct = rest.len() - rest.trim_start_matches([',', ':', '-']).len();
+            let after = &rest[punct..];
+            from += punct + (after.len() - after.trim_start().len());
+            // Words on both sides stay apart.
+            if !out.is_empty() && !out.ends_with(char::is_whitespace) && from < text.len() {
+                out.push(' ');
+            }
+        }
     }
     out.push_str(&text[from..]);
     let cleaned = out.trim();
@@ -166,6 +199,77 @@ pub fn without_handle(text: &str, me: &Me) -> String {
     } else {
         cleaned.to_string()
     }
+}
+
+/// This bot's handle where Telegram marked it: a mention of it, the `@handle` of a command.
+fn marked_handles(text: &str, entities: &[MessageEntity], handle: &str) -> Vec<Cut> {
+    let mut cuts = Vec::new();
+    for entity in entities {
+        let Some((start, end)) = byte_range(text, entity) else {
+            continue;
+        };
+        let span = &text[start..end];
+        match entity.type_field {
+            MessageEntityType::Mention if span.eq_ignore_ascii_case(handle) => cuts.push(Cut {
+                start,
+                end,
+                mention: true,
+            }),
+            MessageEntityType::BotCommand => {
+                if let Some(at) = span.find('@')
+                    && span[at..].eq_ignore_ascii_case(handle)
+                {
+                    cuts.push(Cut {
+                        start: start + at,
+                        end,
+                        mention: false,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    cuts.sort_by_key(|cut| cut.start);
+    cuts
+}
+
+/// This bot's handle standing alone in a text Telegram marked nothing in.
+fn unmarked_handles(text: &str, handle: &str) -> Vec<Cut> {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let lower = text.to_ascii_lowercase();
+    lower
+        .match_indices(handle)
+        .filter(|(at, _)| {
+            let before = text[..*at].chars().next_back();
+            let after = text[at + handle.len()..].chars().next();
+            !before.is_some_and(|c| word(c) || c == '`' || c == '/') && !after.is_some_and(word)
+        })
+        .map(|(at, _)| Cut {
+            start: at,
+            end: at + handle.len(),
+            mention: true,
+        })
+        .collect()
+}
+
+/// The byte range of `text` an entity covers (its offsets count UTF-16 code units); `None`
+/// when it does not fall on characters of the text.
+fn byte_range(text: &str, entity: &MessageEntity) -> Option<(usize, usize)> {
+    let start = usize::from(entity.offset);
+    let end = start + usize::from(entity.length);
+    let mut units = 0;
+    let mut found_start = None;
+    for (at, c) in text.char_indices() {
+        if units == start {
+            found_start = Some(at);
+        }
+        if units == end {
+            return found_start.map(|s| (s, at));
+        }
+        units += c.len_utf16();
+    }
+    (units == end).then_some(())?;
+    found_start.map(|s| (s, text.len()))
 }
 
 #[cfg(test)]
@@ -265,13 +369,50 @@ mod tests {
     }
 
     #[test]
-    fn the_handle_is_taken_out() {
-        assert_eq!(without_handle("@Hermes_Bot, what now?", &me()), "what now?");
-        assert_eq!(without_handle("ask @hermes_bot: why", &me()), "ask why");
-        assert_eq!(without_handle("/status@hermes_bot", &me()), "/status");
-        assert_eq!(without_handle("@hermes_bot", &me()), "@hermes_bot");
-        assert_eq!(without_handle("@hermes_bot2 hi", &me()), "@hermes_bot2 hi");
-        assert_eq!(without_handle("héllo @hermes_bot", &me()), "héllo");
-        assert_eq!(without_handle("no handle", &me()), "no handle");
+    fn the_handle_is_taken_out_where_telegram_marked_it() {
+        let marked = |text: &str, entities: serde_json::Value| {
+            let entities: Vec<MessageEntity> = serde_json::from_value(entities).unwrap();
+            without_handle(text, &entities, &me())
+        };
+        assert_eq!(
+            marked("@Hermes_Bot, what now?", json!([entity("mention", 0, 11)])),
+            "what now?"
+        );
+        assert_eq!(
+            marked("ask @hermes_bot: why", json!([entity("mention", 4, 11)])),
+            "ask why"
+        );
+        assert_eq!(
+            marked(
+                "/model@hermes_bot gpt-4",
+                json!([entity("bot_command", 0, 17)])
+            ),
+            "/model gpt-4"
+        );
+        assert_eq!(
+            marked("😀 @hermes_bot hi", json!([entity("mention", 3, 11)])),
+            "😀 hi"
+        );
+        // Marked as code, or not marked at all while something else is: left as written.
+        assert_eq!(
+            marked("`@hermes_bot`", json!([entity("code", 0, 13)])),
+            "`@hermes_bot`"
+        );
+        assert_eq!(
+            marked("@hermes_bot", json!([entity("mention", 0, 11)])),
+            "@hermes_bot",
+            "nothing else left"
+        );
+        // A text Telegram marked nothing in: only a handle standing alone.
+        let unmarked = |text: &str| without_handle(text, &[], &me());
+        assert_eq!(unmarked("@hermes_bot: hi"), "hi");
+        assert_eq!(unmarked("héllo @hermes_bot"), "héllo");
+        assert_eq!(
+            unmarked("mail ann@hermes_bot.com"),
+            "mail ann@hermes_bot.com"
+        );
+        assert_eq!(unmarked("@hermes_bot2 hi"), "@hermes_bot2 hi");
+        assert_eq!(unmarked("/new@hermes_bot"), "/new@hermes_bot");
+        assert_eq!(unmarked("no handle"), "no handle");
     }
 }

@@ -112,14 +112,7 @@ fn from_message(update_id: i64, message: &Message, edited: bool, me: &Me) -> Inb
             (name, _) => name,
         },
         message_id: message.message_id.to_string(),
-        text: addressing::without_handle(
-            message
-                .text
-                .as_deref()
-                .or(message.caption.as_deref())
-                .unwrap_or_default(),
-            me,
-        ),
+        text: addressing::cleaned_text(message, me),
         edited,
         reply_to: message
             .reply_to_message
@@ -128,6 +121,7 @@ fn from_message(update_id: i64, message: &Message, edited: bool, me: &Me) -> Inb
         attachments: attachments(message),
         press: None,
         addressing: addressing::addressing(message, me),
+        in_forum: message.chat.is_forum.unwrap_or(false),
     }
 }
 
