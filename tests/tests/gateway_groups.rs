@@ -2,7 +2,8 @@
 //! Bot API: with `require_mention`, only a mention (its handle taken out of the text), a reply to
 //! the bot, a wake word or a free-response chat reaches the model; a command for another bot
 //! and the bot's own messages never do; a stranger's direct message gets no pairing code while
-//! an allowlist is set, unless `unauthorized_dm_behavior: pair` asks for one.
+//! an allowlist is set, unless `unauthorized_dm_behavior: pair` asks for one; in a group open to
+//! everyone (`TELEGRAM_GROUP_ALLOWED_CHATS`) another member cannot answer someone's approval.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
 
 use std::time::Duration;
@@ -142,4 +143,55 @@ async fn a_strangers_dm_gets_no_code_while_an_allowlist_is_set_unless_pairing_is
         .await;
     let pending = asked.ctl_async(&["pairing", "list", "--json"]).await.json();
     assert_eq!(pending.as_array().unwrap().len(), 1, "{pending}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn in_a_group_only_the_asker_answers_an_approval() {
+    let llm = FakeLlm::start(vec![
+        Reply::tool_call("terminal", r#"{"command": "rm -rf victim"}"#),
+        Reply::text("removed it"),
+    ])
+    .await;
+    let bot = FakeTelegram::start().await;
+    let home = TestHome::new();
+    // Everyone in the group may talk; each has their own conversation (the default).
+    telegram_home::configure(&home, &llm, &bot, "", "TELEGRAM_GROUP_ALLOWED_CHATS=-500\n");
+    let _stop = StopOnDrop(&home);
+    std::fs::create_dir_all(home.user_home().join("victim")).unwrap();
+    start(&home, &bot).await;
+    let friends = Chat::group(-500, "friends");
+    let ann = User::new(42, "Ann").with_username("ann");
+    let bob = User::new(43, "Bob").with_username("bob");
+
+    bot.push_text(&friends, &ann, "clean up");
+    let question = bot
+        .wait_message_text(-500, |t| t.contains("requires approval"), WAIT)
+        .await;
+    let markup = question.reply_markup.clone().expect("buttons");
+    let once = markup["inline_keyboard"][0][0]["callback_data"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (_, bobs) = bot.push_callback(&friends, &bob, question.message_id, &once);
+    let answered = bot
+        .wait_until("Bob's press answered", WAIT, |view| {
+            view.callback_answers()
+                .into_iter()
+                .find(|a| a.callback_query_id == bobs)
+        })
+        .await;
+    assert_eq!(
+        answered.text.as_deref(),
+        Some("Only the one who asked can answer this."),
+        "{answered:?}"
+    );
+    assert!(
+        home.user_home().join("victim").exists(),
+        "Bob cannot approve Ann's command"
+    );
+
+    bot.push_callback(&friends, &ann, question.message_id, &once);
+    bot.wait_message_text(-500, |t| t == "removed it", WAIT)
+        .await;
+    assert!(!home.user_home().join("victim").exists(), "Ann approved it");
 }

@@ -1,8 +1,11 @@
 //! Who may talk to the agent, deny by default, in Hermes' order: the platform's allow-all
-//! switch, a paired user, the platform's and the gateway's allowlists (`*` is everyone), the
-//! gateway's allow-all switch only when no allowlist is set, else no one.
+//! switch, a paired user, in a group a chat on the group chat list (`*` is every group), the
+//! platform's and the gateway's allowlists and in a group the group user list (`*` is everyone),
+//! the gateway's allow-all switch only when no list applies, else no one.
 
 use crate::config::settings::AccessSettings;
+
+use super::adapter::ChatKind;
 
 /// What to do with a message from a user.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,16 +15,38 @@ pub enum Verdict {
     Stranger,
 }
 
-/// The verdict for `user_id`, given whether the user is paired.
-pub fn judge(access: &AccessSettings, user_id: &str, paired: bool) -> Verdict {
+/// Where a message was written: its chat's kind and id.
+#[derive(Debug, Clone, Copy)]
+pub struct Place<'a> {
+    pub kind: ChatKind,
+    pub chat_id: &'a str,
+}
+
+/// The verdict for `user_id` writing in `place`, given whether the user is paired.
+pub fn judge(access: &AccessSettings, user_id: &str, paired: bool, place: Place<'_>) -> Verdict {
     if user_id.is_empty() {
         return Verdict::Stranger;
     }
     if access.allow_all || paired {
         return Verdict::Allowed;
     }
-    let lists = [&access.allowed, &access.gateway_allowed];
-    if lists.iter().any(|list| !list.is_empty()) {
+    let shared = place.kind != ChatKind::Dm;
+    let chats: &[String] = if shared { &access.group_chats } else { &[] };
+    if chats.iter().any(|c| c == "*" || c == place.chat_id) {
+        return Verdict::Allowed;
+    }
+    // The group user list counts in groups only: it does not open direct messages.
+    let group_users: &[String] = if place.kind == ChatKind::Group {
+        &access.group_users
+    } else {
+        &[]
+    };
+    let lists = [
+        access.allowed.as_slice(),
+        access.gateway_allowed.as_slice(),
+        group_users,
+    ];
+    if lists.iter().any(|list| !list.is_empty()) || !chats.is_empty() {
         let listed = lists
             .iter()
             .flat_map(|list| list.iter())
@@ -43,6 +68,18 @@ pub fn judge(access: &AccessSettings, user_id: &str, paired: bool) -> Verdict {
 mod tests {
     use super::*;
 
+    const DM: Place<'static> = Place {
+        kind: ChatKind::Dm,
+        chat_id: "42",
+    };
+
+    fn group(chat_id: &str) -> Place<'_> {
+        Place {
+            kind: ChatKind::Group,
+            chat_id,
+        }
+    }
+
     fn access(allowed: &[&str], gateway: &[&str]) -> AccessSettings {
         AccessSettings {
             allowed: allowed.iter().map(|s| s.to_string()).collect(),
@@ -53,34 +90,80 @@ mod tests {
 
     #[test]
     fn nobody_is_allowed_by_default() {
-        assert_eq!(judge(&access(&[], &[]), "42", false), Verdict::Stranger);
+        assert_eq!(judge(&access(&[], &[]), "42", false, DM), Verdict::Stranger);
     }
 
     #[test]
     fn lists_pairing_and_switches() {
         let a = access(&["42"], &["7"]);
-        assert_eq!(judge(&a, "42", false), Verdict::Allowed);
-        assert_eq!(judge(&a, "7", false), Verdict::Allowed);
-        assert_eq!(judge(&a, "8", false), Verdict::Stranger);
-        assert_eq!(judge(&a, "8", true), Verdict::Allowed);
-        assert_eq!(judge(&access(&["*"], &[]), "9", false), Verdict::Allowed);
+        assert_eq!(judge(&a, "42", false, DM), Verdict::Allowed);
+        assert_eq!(judge(&a, "7", false, DM), Verdict::Allowed);
+        assert_eq!(judge(&a, "8", false, DM), Verdict::Stranger);
+        assert_eq!(judge(&a, "8", true, DM), Verdict::Allowed);
+        assert_eq!(
+            judge(&access(&["*"], &[]), "9", false, DM),
+            Verdict::Allowed
+        );
         // The gateway-wide switch does not override a list that is set.
         let listed = AccessSettings {
             gateway_allow_all: true,
             ..access(&["42"], &[])
         };
-        assert_eq!(judge(&listed, "9", false), Verdict::Stranger);
+        assert_eq!(judge(&listed, "9", false, DM), Verdict::Stranger);
         let open = AccessSettings {
             gateway_allow_all: true,
             ..access(&[], &[])
         };
-        assert_eq!(judge(&open, "9", false), Verdict::Allowed);
+        assert_eq!(judge(&open, "9", false, DM), Verdict::Allowed);
         let platform_open = AccessSettings {
             allow_all: true,
             ..access(&["42"], &[])
         };
-        assert_eq!(judge(&platform_open, "9", false), Verdict::Allowed);
+        assert_eq!(judge(&platform_open, "9", false, DM), Verdict::Allowed);
         // No user id: nobody to authorise.
-        assert_eq!(judge(&platform_open, "", false), Verdict::Stranger);
+        assert_eq!(judge(&platform_open, "", false, DM), Verdict::Stranger);
+    }
+
+    #[test]
+    fn group_lists_open_groups_only() {
+        let chats = AccessSettings {
+            group_chats: vec!["-100".into()],
+            ..access(&["42"], &[])
+        };
+        assert_eq!(judge(&chats, "9", false, group("-100")), Verdict::Allowed);
+        assert_eq!(judge(&chats, "9", false, group("-200")), Verdict::Stranger);
+        assert_eq!(judge(&chats, "9", false, DM), Verdict::Stranger);
+        let every_group = AccessSettings {
+            group_chats: vec!["*".into()],
+            ..access(&[], &[])
+        };
+        assert_eq!(
+            judge(&every_group, "9", false, group("-7")),
+            Verdict::Allowed
+        );
+        assert_eq!(judge(&every_group, "9", false, DM), Verdict::Stranger);
+        let users = AccessSettings {
+            group_users: vec!["9".into()],
+            gateway_allow_all: true,
+            ..access(&[], &[])
+        };
+        assert_eq!(judge(&users, "9", false, group("-7")), Verdict::Allowed);
+        assert_eq!(
+            judge(&users, "8", false, group("-7")),
+            Verdict::Stranger,
+            "a list applies"
+        );
+        // In a direct message the group lists do not apply: the gateway's switch does.
+        assert_eq!(judge(&users, "8", false, DM), Verdict::Allowed);
+        let channel = Place {
+            kind: ChatKind::Channel,
+            chat_id: "-100",
+        };
+        assert_eq!(
+            judge(&users, "9", false, channel),
+            Verdict::Allowed,
+            "no list applies"
+        );
+        assert_eq!(judge(&chats, "9", false, channel), Verdict::Allowed);
     }
 }

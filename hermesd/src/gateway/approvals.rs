@@ -1,6 +1,7 @@
 //! Approval requests in a chat: the question becomes a message with buttons (once, session,
-//! always, deny); a press by an allowed user — or `/approve [session|always]`, `/deny` — answers
-//! it in the live session, and the message is edited to say who decided what. At most
+//! always, deny); a press by someone of the conversation that asked (in a group where each user
+//! has their own, the asker only) — or `/approve [session|always]`, `/deny` there — answers it
+//! in the live session, and the message is edited to say who decided what. At most
 //! [`MAX_PENDING`] questions are remembered; the oldest go first (the turn's own timeout
 //! denies an unanswered one).
 
@@ -11,6 +12,7 @@ use hermes_proto::pb;
 use super::{
     Gateway, Link,
     adapter::{Button, ChatRef, Inbound, Outgoing},
+    routing::{self, Isolation},
 };
 use crate::{hub::Answer, store::InboundRow};
 
@@ -38,6 +40,27 @@ impl Pending {
             Ok(q) => q,
             Err(poisoned) => poisoned.into_inner(),
         }
+    }
+
+    /// The question `id` asked in `chat`, taken when it belongs to the conversation
+    /// `session_key`; `Err(())` when it belongs to another (it stays waiting).
+    fn take_own(
+        &self,
+        id: &str,
+        chat: &ChatRef,
+        session_key: Option<&str>,
+    ) -> Result<Option<Question>, ()> {
+        let mut questions = self.lock();
+        let Some(at) = questions
+            .iter()
+            .rposition(|q| q.id == id && q.chat == *chat)
+        else {
+            return Ok(None);
+        };
+        if questions.get(at).map(|q| q.session_key.as_str()) != session_key {
+            return Err(());
+        }
+        Ok(questions.remove(at))
     }
 
     fn take(&self, pick: impl Fn(&Question) -> bool) -> Option<Question> {
@@ -139,18 +162,38 @@ pub async fn pressed(gateway: &Arc<Gateway>, link: &Arc<Link>, update: Inbound) 
         let _ = link.adapter.answer_press(&press.id, "").await;
         return;
     };
+    // The presser's conversation in this chat, as their own message would be routed.
+    let settings = &gateway.runner.config().settings.gateway;
+    let isolation = Isolation {
+        group_per_user: settings.group_sessions_per_user,
+        thread_per_user: settings.thread_sessions_per_user,
+    };
+    let presser = routing::session_key(
+        link.platform(),
+        update.kind,
+        &update.chat.chat_id,
+        &update.chat.thread_id,
+        &update.user_id,
+        isolation,
+    );
     let question = gateway
         .approvals
-        .take(|q| q.id == id && q.chat == update.chat)
-        .map(|mut question| {
-            // The press names the message it came from: known even when the press beat
-            // Telegram's answer to the question's own sendMessage.
-            question.message_id = Some(press.message_id.clone());
-            question
+        .take_own(id, &update.chat, presser.as_deref())
+        .map(|question| {
+            question.map(|mut question| {
+                // The press names the message it came from: known even when the press beat
+                // Telegram's answer to the question's own sendMessage.
+                question.message_id = Some(press.message_id.clone());
+                question
+            })
         });
     let note = match question {
-        Some(question) => decide(gateway, link, question, choice, &update.user_name).await,
-        None => "That approval is no longer waiting.".to_string(),
+        Ok(Some(question)) => decide(gateway, link, question, choice, &update.user_name).await,
+        Ok(None) => "That approval is no longer waiting.".to_string(),
+        Err(()) => {
+            tracing::info!(user = %update.user_id, "gateway: a press on someone else's approval was refused");
+            "Only the one who asked can answer this.".to_string()
+        }
     };
     if let Err(e) = link.adapter.answer_press(&press.id, &note).await {
         tracing::debug!(error = %e, "gateway: a button press was not acknowledged");

@@ -57,7 +57,11 @@ pub async fn take(
             for update in updates {
                 let paired =
                     store::pairing(tx, platform, &update.user_id)?.is_some_and(|p| p.approved);
-                match access::judge(&access, &update.user_id, paired) {
+                let place = access::Place {
+                    kind: update.kind,
+                    chat_id: &update.chat.chat_id,
+                };
+                match access::judge(&access, &update.user_id, paired, place) {
                     Verdict::Stranger
                         if update.kind == ChatKind::Dm
                             && update.press.is_none()

@@ -55,6 +55,11 @@ pub struct AccessSettings {
     pub allowed: Vec<String>,
     /// `GATEWAY_ALLOWED_USERS`.
     pub gateway_allowed: Vec<String>,
+    /// `TELEGRAM_GROUP_ALLOWED_USERS`: users allowed in groups (not in direct messages).
+    pub group_users: Vec<String>,
+    /// `TELEGRAM_GROUP_ALLOWED_CHATS` (and chat ids, starting with `-`, that Hermes' older
+    /// releases took in the user list): groups where everyone may talk; `*` is every group.
+    pub group_chats: Vec<String>,
     /// `{PLATFORM}_ALLOW_ALL_USERS`.
     pub allow_all: bool,
     /// `GATEWAY_ALLOW_ALL_USERS` (only when no allowlist is set).
@@ -137,21 +142,35 @@ impl GatewaySection {
             allowed.extend(r.list(key, &[]));
         }
         let interval = r.seconds("streaming.edit_interval", 1.0).clamp(0.3, 10.0);
+        let (chat_ids, group_users): (Vec<String>, Vec<String>) =
+            ids(env.get("TELEGRAM_GROUP_ALLOWED_USERS"))
+                .into_iter()
+                .partition(|id| id.starts_with('-'));
+        if !chat_ids.is_empty() {
+            r.notice_raw(format!(
+                "TELEGRAM_GROUP_ALLOWED_USERS holds chat ids ({}); they are taken as \
+                 TELEGRAM_GROUP_ALLOWED_CHATS, where they belong",
+                chat_ids.join(", ")
+            ));
+        }
+        let mut group_chats = ids(env.get("TELEGRAM_GROUP_ALLOWED_CHATS"));
+        group_chats.extend(chat_ids);
         let access = AccessSettings {
             allowed,
             gateway_allowed: ids(env.get("GATEWAY_ALLOWED_USERS")),
+            group_users,
+            group_chats,
             allow_all: truthy(env.get("TELEGRAM_ALLOW_ALL_USERS")),
             gateway_allow_all: truthy(env.get("GATEWAY_ALLOW_ALL_USERS")),
         };
-        // Hermes' group allowlists count too, though hermesd does not read them otherwise.
-        let group_lists = [
-            "TELEGRAM_GROUP_ALLOWED_USERS",
-            "TELEGRAM_GROUP_ALLOWED_CHATS",
+        let allowlisted = [
+            &access.allowed,
+            &access.gateway_allowed,
+            &access.group_users,
+            &access.group_chats,
         ]
         .iter()
-        .any(|name| !ids(env.get(name)).is_empty());
-        let allowlisted =
-            !access.allowed.is_empty() || !access.gateway_allowed.is_empty() || group_lists;
+        .any(|list| !list.is_empty());
         Self {
             telegram,
             telegram_disabled: !token.is_empty() && !enabled,
