@@ -168,29 +168,53 @@ async fn in_a_group_only_the_asker_answers_an_approval() {
         .wait_message_text(-500, |t| t.contains("requires approval"), WAIT)
         .await;
     let markup = question.reply_markup.clone().expect("buttons");
-    let once = markup["inline_keyboard"][0][0]["callback_data"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let (_, bobs) = bot.push_callback(&friends, &bob, question.message_id, &once);
-    let answered = bot
-        .wait_until("Bob's press answered", WAIT, |view| {
-            view.callback_answers()
-                .into_iter()
-                .find(|a| a.callback_query_id == bobs)
-        })
-        .await;
+    let button = |choice: &str| {
+        markup["inline_keyboard"][0]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["callback_data"].as_str().unwrap().to_string())
+            .find(|d| d.ends_with(&format!(":{choice}")))
+            .unwrap()
+    };
+    let answer_to = |press: String| {
+        let bot = &bot;
+        async move {
+            bot.wait_until("the press answered", WAIT, |view| {
+                view.callback_answers()
+                    .into_iter()
+                    .find(|a| a.callback_query_id == press)
+                    .and_then(|a| a.text)
+            })
+            .await
+        }
+    };
+    let (_, bobs) = bot.push_callback(&friends, &bob, question.message_id, &button("once"));
     assert_eq!(
-        answered.text.as_deref(),
-        Some("Only the one who asked can answer this."),
-        "{answered:?}"
+        answer_to(bobs).await,
+        "Only the one who asked can answer this."
+    );
+    // Let in by the group's listing, Ann is not the owner: "always" would outlive her turn.
+    let (_, always) = bot.push_callback(&friends, &ann, question.message_id, &button("always"));
+    assert!(
+        answer_to(always)
+            .await
+            .starts_with("Only the bot's owner can allow a command always")
     );
     assert!(
         home.user_home().join("victim").exists(),
-        "Bob cannot approve Ann's command"
+        "neither press approved Ann's command"
     );
+    // Nor can a member move the home channel.
+    bot.push_text(&friends, &bob, "/sethome");
+    bot.wait_message_text(
+        -500,
+        |t| t == "Only the bot's owner can use /sethome.",
+        WAIT,
+    )
+    .await;
 
-    bot.push_callback(&friends, &ann, question.message_id, &once);
+    bot.push_callback(&friends, &ann, question.message_id, &button("once"));
     bot.wait_message_text(-500, |t| t == "removed it", WAIT)
         .await;
     assert!(!home.user_home().join("victim").exists(), "Ann approved it");

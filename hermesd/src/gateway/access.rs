@@ -1,7 +1,8 @@
 //! Who may talk to the agent, deny by default, in Hermes' order: the platform's allow-all
 //! switch, a paired user, in a group a chat on the group chat list (`*` is every group), the
 //! platform's and the gateway's allowlists and in a group the group user list (`*` is everyone),
-//! the gateway's allow-all switch only when no list applies, else no one.
+//! the gateway's allow-all switch only when no list applies, else no one. Of those allowed, the
+//! owner's own ([`is_operator`]: paired, or named by id) may also act beyond their conversation.
 
 use crate::config::settings::AccessSettings;
 
@@ -22,6 +23,38 @@ pub struct Place<'a> {
     pub chat_id: &'a str,
 }
 
+/// Whether `user_id` is one of the owner's own: paired, or named by id (not `*`) in the
+/// platform's or the gateway's allowlist. Others let in — by a group chat list, the group user
+/// list, `*` or an allow-all switch — may talk, but not act beyond their own conversation:
+/// answer someone else's approval, approve a command for always, move the home channel or
+/// reload the MCP servers.
+pub fn is_operator(access: &AccessSettings, user_id: &str, paired: bool) -> bool {
+    !user_id.is_empty()
+        && (paired
+            || access
+                .allowed
+                .iter()
+                .chain(&access.gateway_allowed)
+                .any(|id| id == user_id))
+}
+
+/// [`is_operator`] for `user_id` of `platform` now (the pairing is read from the store).
+pub async fn operator_now(gateway: &super::Gateway, platform: &str, user_id: &str) -> bool {
+    let paired = {
+        let (platform, user) = (platform.to_string(), user_id.to_string());
+        gateway
+            .runner
+            .store
+            .read(move |conn| crate::store::pairing(conn, &platform, &user))
+            .await
+            .ok()
+            .flatten()
+            .is_some_and(|p| p.approved)
+    };
+    let config = gateway.runner.config();
+    is_operator(&config.settings.gateway.telegram_access, user_id, paired)
+}
+
 /// The verdict for `user_id` writing in `place`, given whether the user is paired.
 pub fn judge(access: &AccessSettings, user_id: &str, paired: bool, place: Place<'_>) -> Verdict {
     if user_id.is_empty() {
@@ -30,17 +63,13 @@ pub fn judge(access: &AccessSettings, user_id: &str, paired: bool, place: Place<
     if access.allow_all || paired {
         return Verdict::Allowed;
     }
-    let shared = place.kind != ChatKind::Dm;
-    let chats: &[String] = if shared { &access.group_chats } else { &[] };
+    let in_group = place.kind == ChatKind::Group;
+    let chats: &[String] = if in_group { &access.group_chats } else { &[] };
     if chats.iter().any(|c| c == "*" || c == place.chat_id) {
         return Verdict::Allowed;
     }
-    // The group user list counts in groups only: it does not open direct messages.
-    let group_users: &[String] = if place.kind == ChatKind::Group {
-        &access.group_users
-    } else {
-        &[]
-    };
+    // The group lists count in groups only: they open neither direct messages nor channels.
+    let group_users: &[String] = if in_group { &access.group_users } else { &[] };
     let lists = [
         access.allowed.as_slice(),
         access.gateway_allowed.as_slice(),
@@ -164,6 +193,36 @@ mod tests {
             Verdict::Allowed,
             "no list applies"
         );
-        assert_eq!(judge(&chats, "9", false, channel), Verdict::Allowed);
+        assert_eq!(judge(&chats, "9", false, channel), Verdict::Stranger);
+        let group_only = AccessSettings {
+            group_users: vec!["9".into()],
+            ..access(&[], &[])
+        };
+        assert_eq!(judge(&group_only, "9", false, DM), Verdict::Stranger);
+        let anyone_in_groups = AccessSettings {
+            group_users: vec!["*".into()],
+            ..access(&["42"], &[])
+        };
+        assert_eq!(
+            judge(&anyone_in_groups, "9", false, group("-1")),
+            Verdict::Allowed
+        );
+        assert_eq!(judge(&anyone_in_groups, "9", false, DM), Verdict::Stranger);
+    }
+
+    #[test]
+    fn operators_are_paired_or_named() {
+        let a = AccessSettings {
+            group_users: vec!["9".into()],
+            group_chats: vec!["-1".into()],
+            allow_all: true,
+            ..access(&["42", "*"], &["7"])
+        };
+        assert!(is_operator(&a, "42", false));
+        assert!(is_operator(&a, "7", false));
+        assert!(is_operator(&a, "5", true), "paired");
+        assert!(!is_operator(&a, "9", false), "a group-only user");
+        assert!(!is_operator(&a, "5", false), "let in by `*` or a switch");
+        assert!(!is_operator(&a, "", true));
     }
 }

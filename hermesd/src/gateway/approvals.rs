@@ -1,7 +1,8 @@
 //! Approval requests in a chat: the question becomes a message with buttons (once, session,
-//! always, deny); a press by someone of the conversation that asked (in a group where each user
-//! has their own, the asker only) — or `/approve [session|always]`, `/deny` there — answers it
-//! in the live session, and the message is edited to say who decided what. At most
+//! always, deny); a press — or `/approve [session|always]`, `/deny` — in the chat that asked
+//! answers it in the live session, and the message is edited to say who decided what. Who may
+//! answer is one rule ([`may_answer`]): the user who asked, or one of the owner's own
+//! (`access::is_operator`) in the same conversation; "always" only the owner's own. At most
 //! [`MAX_PENDING`] questions are remembered; the oldest go first (the turn's own timeout
 //! denies an unanswered one).
 
@@ -25,6 +26,8 @@ struct Question {
     id: String,
     conversation: String,
     session_key: String,
+    /// The user whose message asked.
+    asker: String,
     chat: ChatRef,
     message_id: Option<String>,
     command: String,
@@ -42,32 +45,46 @@ impl Pending {
         }
     }
 
-    /// The question `id` asked in `chat`, taken when it belongs to the conversation
-    /// `session_key`; `Err(())` when it belongs to another (it stays waiting).
-    fn take_own(
+    /// The newest question `pick` finds, taken when `allowed` says so; else the refusal, and
+    /// it stays waiting.
+    fn take_if(
         &self,
-        id: &str,
-        chat: &ChatRef,
-        session_key: Option<&str>,
-    ) -> Result<Option<Question>, ()> {
+        pick: impl Fn(&Question) -> bool,
+        allowed: impl FnOnce(&Question) -> Result<(), &'static str>,
+    ) -> Result<Option<Question>, &'static str> {
         let mut questions = self.lock();
-        let Some(at) = questions
-            .iter()
-            .rposition(|q| q.id == id && q.chat == *chat)
-        else {
+        let Some(at) = questions.iter().rposition(pick) else {
             return Ok(None);
         };
-        if questions.get(at).map(|q| q.session_key.as_str()) != session_key {
-            return Err(());
+        if let Some(question) = questions.get(at) {
+            allowed(question)?;
         }
         Ok(questions.remove(at))
     }
+}
 
-    fn take(&self, pick: impl Fn(&Question) -> bool) -> Option<Question> {
-        let mut questions = self.lock();
-        let at = questions.iter().rposition(pick)?;
-        questions.remove(at)
+/// Who answers: the user `who`, in the conversation `conversation` (their session key there),
+/// one of the owner's own or not.
+struct Answerer<'a> {
+    who: &'a str,
+    conversation: Option<&'a str>,
+    operator: bool,
+}
+
+/// Whether `by` may give `choice` to `question`: the asker may, and so may one of the owner's
+/// own in the same conversation; a command is approved for always by the owner's own only.
+fn may_answer(question: &Question, by: &Answerer<'_>, choice: &str) -> Result<(), &'static str> {
+    let own = question.asker == by.who;
+    let same_conversation = by.conversation == Some(question.session_key.as_str());
+    if !(own || by.operator && same_conversation) {
+        return Err("Only the one who asked can answer this.");
     }
+    if choice == "always" && !by.operator {
+        return Err(
+            "Only the bot's owner can allow a command always; answer once or for this session.",
+        );
+    }
+    Ok(())
 }
 
 /// Show the question `asked` of the turn answering `row`.
@@ -124,6 +141,7 @@ pub async fn ask(
             id: asked.id.clone(),
             conversation,
             session_key: row.session_key.clone(),
+            asker: row.user_id.clone(),
             chat: chat.clone(),
             message_id: None,
             command,
@@ -176,9 +194,17 @@ pub async fn pressed(gateway: &Arc<Gateway>, link: &Arc<Link>, update: Inbound) 
         &update.user_id,
         isolation,
     );
+    let by = Answerer {
+        who: &update.user_id,
+        conversation: presser.as_deref(),
+        operator: super::access::operator_now(gateway, link.platform(), &update.user_id).await,
+    };
     let question = gateway
         .approvals
-        .take_own(id, &update.chat, presser.as_deref())
+        .take_if(
+            |q| q.id == id && q.chat == update.chat,
+            |q| may_answer(q, &by, choice),
+        )
         .map(|question| {
             question.map(|mut question| {
                 // The press names the message it came from: known even when the press beat
@@ -190,9 +216,9 @@ pub async fn pressed(gateway: &Arc<Gateway>, link: &Arc<Link>, update: Inbound) 
     let note = match question {
         Ok(Some(question)) => decide(gateway, link, question, choice, &update.user_name).await,
         Ok(None) => "That approval is no longer waiting.".to_string(),
-        Err(()) => {
-            tracing::info!(user = %update.user_id, "gateway: a press on someone else's approval was refused");
-            "Only the one who asked can answer this.".to_string()
+        Err(why) => {
+            tracing::info!(user = %update.user_id, why, "gateway: an approval press was refused");
+            why.to_string()
         }
     };
     if let Err(e) = link.adapter.answer_press(&press.id, &note).await {
@@ -207,9 +233,20 @@ pub async fn by_command(
     row: &InboundRow,
     choice: &str,
 ) -> String {
-    match gateway.approvals.take(|q| q.session_key == row.session_key) {
-        Some(question) => decide(gateway, link, question, choice, &row.user_id).await,
-        None => "Nothing is waiting for approval.".to_string(),
+    let chat = super::chats::chat_of(row);
+    let by = Answerer {
+        who: &row.user_id,
+        conversation: Some(&row.session_key),
+        operator: super::access::operator_now(gateway, link.platform(), &row.user_id).await,
+    };
+    let taken = gateway.approvals.take_if(
+        |q| q.session_key == row.session_key && q.chat == chat,
+        |q| may_answer(q, &by, choice),
+    );
+    match taken {
+        Ok(Some(question)) => decide(gateway, link, question, choice, &row.user_id).await,
+        Ok(None) => "Nothing is waiting for approval.".to_string(),
+        Err(why) => why.to_string(),
     }
 }
 
@@ -253,4 +290,58 @@ async fn decide(
         }
     }
     verdict
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn question() -> Question {
+        Question {
+            id: "appr_1".into(),
+            conversation: "c1".into(),
+            session_key: "agent:main:telegram:group:-5".into(),
+            asker: "42".into(),
+            chat: ChatRef {
+                chat_id: "-5".into(),
+                thread_id: String::new(),
+            },
+            message_id: None,
+            command: "rm -rf x".into(),
+        }
+    }
+
+    fn by<'a>(who: &'a str, conversation: &'a str, operator: bool) -> Answerer<'a> {
+        Answerer {
+            who,
+            conversation: Some(conversation),
+            operator,
+        }
+    }
+
+    #[test]
+    fn the_asker_or_the_owners_own_in_the_same_conversation() {
+        let q = question();
+        let shared = q.session_key.clone();
+        assert!(may_answer(&q, &by("42", &shared, false), "once").is_ok());
+        assert!(may_answer(&q, &by("43", &shared, false), "once").is_err());
+        assert!(may_answer(&q, &by("7", &shared, true), "session").is_ok());
+        assert!(
+            may_answer(&q, &by("7", "agent:main:telegram:group:-5:7", true), "once").is_err(),
+            "an owner's own elsewhere"
+        );
+        assert!(may_answer(&q, &by("42", &shared, false), "always").is_err());
+        assert!(may_answer(&q, &by("42", &shared, true), "always").is_ok());
+    }
+
+    #[test]
+    fn a_refused_answer_leaves_the_question_waiting() {
+        let pending = Pending::default();
+        pending.lock().push_back(question());
+        let refused = pending.take_if(|q| q.id == "appr_1", |_| Err("no"));
+        assert_eq!(refused.map(|q| q.is_some()), Err("no"));
+        let taken = pending.take_if(|q| q.id == "appr_1", |_| Ok(()));
+        assert!(matches!(taken, Ok(Some(_))));
+        assert!(matches!(pending.take_if(|_| true, |_| Ok(())), Ok(None)));
+    }
 }

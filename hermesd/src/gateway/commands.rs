@@ -90,6 +90,10 @@ pub fn is_immediate(text: &str) -> bool {
         .is_some_and(|c| matches!(c.name, "stop" | "approve" | "deny"))
 }
 
+/// Commands only the owner's own (`access::is_operator`) may give: they move where every
+/// conversation's deliveries go, or restart what every conversation uses.
+const OWNERS_ONLY: [&str; 2] = ["sethome", "reload_mcp"];
+
 /// Run the command in `row` and reply in its chat.
 pub async fn run(gateway: &Arc<Gateway>, link: &Arc<Link>, row: &InboundRow) {
     let Some((name, rest)) = commands::split(&row.text) else {
@@ -161,6 +165,12 @@ async fn builtin(
     let live = session
         .as_ref()
         .and_then(|s| runner.hub.get(&s.conversation_id));
+    // Commands that act beyond the sender's conversation are for the owner's own.
+    if OWNERS_ONLY.contains(&name)
+        && !super::access::operator_now(gateway, link.platform(), &row.user_id).await
+    {
+        return Some(format!("Only the bot's owner can use /{name}."));
+    }
     Some(match name {
         "help" => help(gateway).await,
         "sethome" => set_home(gateway, link, row).await,
