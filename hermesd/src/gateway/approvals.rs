@@ -72,16 +72,25 @@ struct Answerer<'a> {
 }
 
 /// Whether `by` may give `choice` to `question`: the asker may, and so may one of the owner's
-/// own in the same conversation; a command is approved for always by the owner's own only.
+/// own in the same conversation. What outlives the turn is for the owner's own: "always"
+/// (every conversation's), and "session" where others share the conversation.
 fn may_answer(question: &Question, by: &Answerer<'_>, choice: &str) -> Result<(), &'static str> {
-    let own = question.asker == by.who;
+    let own = !question.asker.is_empty() && question.asker == by.who;
     let same_conversation = by.conversation == Some(question.session_key.as_str());
     if !(own || by.operator && same_conversation) {
         return Err("Only the one who asked can answer this.");
     }
     if choice == "always" && !by.operator {
+        return Err("Only the bot's owner can allow a command always; answer once.");
+    }
+    let shared = !routing::is_personal(
+        &question.session_key,
+        &question.chat.chat_id,
+        &question.chat.thread_id,
+    );
+    if choice == "session" && shared && !by.operator {
         return Err(
-            "Only the bot's owner can allow a command always; answer once or for this session.",
+            "Others share this conversation: only the bot's owner can allow a command for all of it; answer once.",
         );
     }
     Ok(())
@@ -332,6 +341,19 @@ mod tests {
         );
         assert!(may_answer(&q, &by("42", &shared, false), "always").is_err());
         assert!(may_answer(&q, &by("42", &shared, true), "always").is_ok());
+        // The question's conversation is the group's, shared: "session" would cover the others.
+        assert!(may_answer(&q, &by("42", &shared, false), "session").is_err());
+        let own_conversation = Question {
+            session_key: "agent:main:telegram:group:-5:42".into(),
+            ..question()
+        };
+        let mine = own_conversation.session_key.clone();
+        assert!(may_answer(&own_conversation, &by("42", &mine, false), "session").is_ok());
+        let nobody = Question {
+            asker: String::new(),
+            ..question()
+        };
+        assert!(may_answer(&nobody, &by("", &shared, false), "once").is_err());
     }
 
     #[test]

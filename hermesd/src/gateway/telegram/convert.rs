@@ -85,9 +85,12 @@ fn from_message(update_id: i64, message: &Message, edited: bool, me: &Me) -> Inb
         ChatType::Group | ChatType::Supergroup => ChatKind::Group,
         ChatType::Channel => ChatKind::Channel,
     };
+    // A message sent as a chat (an anonymous admin, a channel) carries a stand-in user that many
+    // people share: nobody to authorise.
     let (user_id, user_name) = message
         .from
         .as_deref()
+        .filter(|_| message.sender_chat.is_none())
         .map(|u| (u.id.to_string(), user_name(u)))
         .unwrap_or_default();
     let thread_id = message
@@ -222,5 +225,14 @@ mod tests {
         let got = inbound(mention, &me).unwrap();
         assert!(got.addressing.mentions_me);
         assert_eq!(got.text, "hi");
+        let anonymous = json!({"update_id": 23, "message": {"message_id": 7, "date": 1,
+            "chat": group, "sender_chat": group,
+            "from": {"id": 1_087_968_824, "is_bot": true, "first_name": "Group"},
+            "text": "from an anonymous admin"}});
+        assert_eq!(
+            inbound(anonymous, &me).unwrap().user_id,
+            "",
+            "nobody to authorise"
+        );
     }
 }
