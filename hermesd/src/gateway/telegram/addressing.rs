@@ -51,13 +51,15 @@ pub fn addressing(message: &Message, me: &Me) -> Addressing {
     let mine = !me.username.is_empty();
     mentions_me |= mine && bots.contains(&me.username);
     // In a forum topic every message "replies" to the message that opened the topic: that is
-    // not an answer to whoever opened it.
+    // not an answer to whoever opened it. (Outside topics Telegram may set a thread id on a
+    // plain reply too, naming the message replied to: that one is an answer.)
+    let in_topic = message.is_topic_message == Some(true);
     let replies_to_me = message
         .reply_to_message
         .as_deref()
         .filter(|replied| {
             replied.forum_topic_created.is_none()
-                && Some(replied.message_id) != message.message_thread_id
+                && !(in_topic && Some(replied.message_id) == message.message_thread_id)
         })
         .and_then(|replied| replied.from.as_deref())
         .is_some_and(|from| me.id != 0 && from.id == me.id);

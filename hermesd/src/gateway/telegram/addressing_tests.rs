@@ -141,3 +141,28 @@ fn the_handle_is_taken_out_where_telegram_marked_it() {
     assert_eq!(unmarked("/new@hermes_bot"), "/new@hermes_bot");
     assert_eq!(unmarked("no handle"), "no handle");
 }
+
+#[test]
+fn a_topics_opening_message_is_no_reply_but_a_plain_reply_with_a_thread_id_is() {
+    let reply = |topic: bool| {
+        let mut raw = json!({"message_id": 9, "date": 1, "message_thread_id": 3,
+            "chat": {"id": -5, "type": "supergroup", "title": "g", "is_forum": topic},
+            "from": {"id": 42, "is_bot": false, "first_name": "Ann"},
+            "text": "hello",
+            "reply_to_message": {"message_id": 3, "date": 1,
+                "chat": {"id": -5, "type": "supergroup", "title": "g"},
+                "from": {"id": 999, "is_bot": true, "first_name": "B"}, "text": "earlier"}});
+        if topic {
+            raw["is_topic_message"] = json!(true);
+        }
+        serde_json::from_value::<Message>(raw).unwrap()
+    };
+    assert!(
+        !addressing(&reply(true), &me()).replies_to_me,
+        "the topic's root"
+    );
+    assert!(
+        addressing(&reply(false), &me()).replies_to_me,
+        "a plain reply"
+    );
+}
