@@ -62,16 +62,9 @@ async fn an_approval_is_a_message_with_buttons_and_a_press_answers_it() {
     let question = bot
         .wait_message_text(42, |t| t.contains("requires approval"), WAIT)
         .await;
-    let markup = question.reply_markup.clone().expect("buttons");
-    let buttons: Vec<String> = markup["inline_keyboard"][0]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["callback_data"].as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(buttons.len(), 4, "{markup}");
-    let once = buttons.iter().find(|d| d.ends_with(":once")).unwrap();
-    bot.push_callback(&dm(), &ann(), question.message_id, once);
+    assert_eq!(question.buttons().len(), 4, "{:?}", question.reply_markup);
+    let (_, press) =
+        bot.push_callback(&dm(), &ann(), question.message_id, &question.button("once"));
     bot.wait_message_text(42, |t| t == "removed it", WAIT).await;
     assert!(
         !home.user_home().join("victim").exists(),
@@ -86,12 +79,8 @@ async fn an_approval_is_a_message_with_buttons_and_a_press_answers_it() {
             .then_some(())
     })
     .await;
-    let answered = bot
-        .wait_until("the press answered", WAIT, |view| {
-            let answers = view.callback_answers();
-            (!answers.is_empty()).then_some(answers)
-        })
-        .await;
+    bot.wait_press_answer(&press, WAIT).await;
+    let answered = bot.callback_answers();
     assert_eq!(answered.len(), 1, "{answered:?}");
 
     // The same through a command.
@@ -131,20 +120,9 @@ async fn a_press_before_the_questions_id_is_known_still_edits_it() {
     let question = bot
         .wait_message_text(42, |t| t.contains("requires approval"), WAIT)
         .await;
-    let markup = question.reply_markup.clone().expect("buttons");
-    let once = markup["inline_keyboard"][0][0]["callback_data"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(once.ends_with(":once"), "{markup}");
-    let (_, press) = bot.push_callback(&dm(), &ann(), question.message_id, &once);
-    bot.wait_until("the press answered", WAIT, |view| {
-        view.callback_answers()
-            .iter()
-            .any(|a| a.callback_query_id == press)
-            .then_some(())
-    })
-    .await;
+    let (_, press) =
+        bot.push_callback(&dm(), &ann(), question.message_id, &question.button("once"));
+    bot.wait_press_answer(&press, WAIT).await;
     bot.release_held();
     bot.wait_message_text(42, |t| t == "removed it", WAIT).await;
     bot.wait_until("the question edited to its verdict", WAIT, |view| {

@@ -167,26 +167,14 @@ async fn in_a_group_only_the_asker_answers_an_approval() {
     let question = bot
         .wait_message_text(-500, |t| t.contains("requires approval"), WAIT)
         .await;
-    let markup = question.reply_markup.clone().expect("buttons");
-    let button = |choice: &str| {
-        markup["inline_keyboard"][0]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|b| b["callback_data"].as_str().unwrap().to_string())
-            .find(|d| d.ends_with(&format!(":{choice}")))
-            .unwrap()
-    };
+    let button = |choice: &str| question.button(choice);
     let answer_to = |press: String| {
         let bot = &bot;
         async move {
-            bot.wait_until("the press answered", WAIT, |view| {
-                view.callback_answers()
-                    .into_iter()
-                    .find(|a| a.callback_query_id == press)
-                    .and_then(|a| a.text)
-            })
-            .await
+            bot.wait_press_answer(&press, WAIT)
+                .await
+                .text
+                .unwrap_or_default()
         }
     };
     let (_, bobs) = bot.push_callback(&friends, &bob, question.message_id, &button("once"));

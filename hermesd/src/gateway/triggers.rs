@@ -88,6 +88,13 @@ mod tests {
         }
     }
 
+    fn reply() -> Addressing {
+        Addressing {
+            replies_to_me: true,
+            ..Addressing::default()
+        }
+    }
+
     fn strict() -> GroupRules {
         GroupRules {
             require_mention: true,
@@ -137,11 +144,7 @@ mod tests {
             &group("-5", "", "hi all", Addressing::default())
         ));
         assert!(for_agent(&rules, &group("-5", "", "what now?", mention())));
-        let reply = Addressing {
-            replies_to_me: true,
-            ..Addressing::default()
-        };
-        assert!(for_agent(&rules, &group("-5", "", "and?", reply)));
+        assert!(for_agent(&rules, &group("-5", "", "and?", reply())));
         assert!(for_agent(
             &rules,
             &group("-5", "", "Hermes, go", Addressing::default())
@@ -189,11 +192,7 @@ mod tests {
             ..rules
         };
         assert!(for_agent(&guests, &group("-6", "", "hi", mention())));
-        let reply = Addressing {
-            replies_to_me: true,
-            ..Addressing::default()
-        };
-        assert!(!for_agent(&guests, &group("-6", "", "hi", reply)));
+        assert!(!for_agent(&guests, &group("-6", "", "hi", reply())));
         let topics = GroupRules {
             allowed_topics: vec!["1".into(), "3".into()],
             ignored_threads: vec!["3".into()],

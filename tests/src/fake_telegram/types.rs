@@ -329,6 +329,31 @@ pub struct SentMessage {
     pub reply_to_message_id: Option<i64>,
 }
 
+impl SentMessage {
+    /// The callback data of the inline buttons of its first row, in order.
+    pub fn buttons(&self) -> Vec<String> {
+        let row = self
+            .reply_markup
+            .as_ref()
+            .and_then(|markup| markup["inline_keyboard"][0].as_array().cloned())
+            .unwrap_or_default();
+        row.iter()
+            .filter_map(|b| b["callback_data"].as_str().map(str::to_string))
+            .collect()
+    }
+
+    /// The callback data of the button whose data ends in `:{choice}`; panics when there is none.
+    pub fn button(&self, choice: &str) -> String {
+        let suffix = format!(":{choice}");
+        let buttons = self.buttons();
+        buttons
+            .iter()
+            .find(|data| data.ends_with(&suffix))
+            .cloned()
+            .unwrap_or_else(|| panic!("no `{choice}` button among {buttons:?}"))
+    }
+}
+
 /// A file the bot sent: `sendVoice`, `sendAudio` or `sendDocument`, with its bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Upload {

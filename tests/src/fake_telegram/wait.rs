@@ -4,9 +4,23 @@
 
 use std::time::Duration;
 
-use super::{Call, FakeTelegram, SentMessage, StateView};
+use super::{Call, CallbackAnswer, FakeTelegram, SentMessage, StateView};
 
 impl FakeTelegram {
+    /// Waits for the bot's `answerCallbackQuery` of the press `callback_query_id`.
+    pub async fn wait_press_answer(
+        &self,
+        callback_query_id: &str,
+        timeout: Duration,
+    ) -> CallbackAnswer {
+        self.wait_until("the press answered", timeout, |view| {
+            view.callback_answers()
+                .into_iter()
+                .find(|a| a.callback_query_id == callback_query_id)
+        })
+        .await
+    }
+
     /// Waits until `check` yields a value; panics after `timeout`, naming `what`.
     pub async fn wait_until<T>(
         &self,

@@ -82,12 +82,7 @@ impl ApiServerSettings {
         let cors_origins = if r.get(cors_key).is_some() {
             r.list(cors_key, &[])
         } else {
-            var("API_SERVER_CORS_ORIGINS")
-                .split(',')
-                .map(str::trim)
-                .filter(|o| !o.is_empty())
-                .map(str::to_string)
-                .collect()
+            super::read::comma_list(&var("API_SERVER_CORS_ORIGINS"))
         };
         let runs = r.whole("gateway.api_server.max_concurrent_runs", 10, 0, 100_000);
         Some(Self {

@@ -118,13 +118,7 @@ impl Default for GatewaySection {
 pub const TELEGRAM_BASE_URL: &str = "https://api.telegram.org/bot";
 
 fn ids(value: Option<&str>) -> Vec<String> {
-    value
-        .unwrap_or_default()
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect()
+    super::read::comma_list(value.unwrap_or_default())
 }
 
 impl GatewaySection {

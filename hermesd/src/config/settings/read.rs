@@ -207,12 +207,7 @@ impl<'t> Reader<'t> {
                 }
                 names
             }
-            Value::String(s) => s
-                .split(',')
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-                .collect(),
+            Value::String(s) => comma_list(s),
             _ => {
                 let shown = format!("[{}]", default.join(", "));
                 self.notice(key, value, "is not a list of names", &shown);
@@ -308,6 +303,16 @@ fn flag(value: &Value) -> Option<bool> {
         },
         _ => None,
     }
+}
+
+/// The items of a comma-separated value, trimmed, blanks dropped.
+pub fn comma_list(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// Whether an environment flag is set the way Hermes reads one: `1`, `true`, `yes` or `on`, in

@@ -15,7 +15,7 @@
 use hermes_proto::env::Env;
 use serde_yaml::Value;
 
-use super::read::{Reader, show};
+use super::read::{Reader, comma_list, show};
 
 /// The config.yaml places of a Telegram key, in the order they are read.
 const PLACES: [&str; 4] = [
@@ -174,7 +174,7 @@ fn flag(r: &mut Reader<'_>, env: &Env, key: &str) -> Option<bool> {
 /// strings, or one comma-separated string.
 fn ids(r: &mut Reader<'_>, env: &Env, key: &str) -> Vec<String> {
     if let Some(value) = from_env(env, key) {
-        return split(value);
+        return comma_list(value);
     }
     let Some(full) = place(r, key) else {
         return Vec::new();
@@ -194,22 +194,13 @@ fn ids(r: &mut Reader<'_>, env: &Env, key: &str) -> Vec<String> {
                 }
             })
             .collect(),
-        Value::String(s) => split(s),
+        Value::String(s) => comma_list(s),
         Value::Number(n) => vec![n.to_string()],
         other => {
             r.notice(&full, other, "is not a list of ids", &"none");
             Vec::new()
         }
     }
-}
-
-fn split(value: &str) -> Vec<String> {
-    value
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect()
 }
 
 /// `mention_patterns`: `TELEGRAM_MENTION_PATTERNS` (a JSON list, else one per line, else
@@ -223,7 +214,7 @@ fn patterns(r: &mut Reader<'_>, env: &Env) -> MentionPatterns {
             match serde_json::from_str::<Vec<String>>(raw) {
                 Ok(list) => list,
                 Err(_) if raw.contains('\n') => raw.lines().map(str::to_string).collect(),
-                Err(_) => split(raw),
+                Err(_) => comma_list(raw),
             }
         }
         None => match place(r, key) {
