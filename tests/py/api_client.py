@@ -17,6 +17,13 @@ BASE, KEY, SCENARIO = sys.argv[1], sys.argv[2], sys.argv[3]
 client = openai.OpenAI(base_url=BASE + "/v1", api_key=KEY, max_retries=0, timeout=60)
 
 
+def wait_for_go():
+    """Blocks until the test writes a line on stdin: it does once the model has the first request,
+    so what follows can rely on that request being the one that waits."""
+    if not sys.stdin.readline():
+        raise SystemExit("stdin closed before the test said go")
+
+
 def chat():
     out = {}
     raw = client.chat.completions.with_raw_response.create(
@@ -100,6 +107,7 @@ def busy():
     r = httpx.post(BASE + "/v1/runs", headers=auth, json={"input": "slow one"})
     assert r.status_code == 202, r.text
     run_id = r.json()["run_id"]
+    wait_for_go()
     out = {}
     try:
         client.chat.completions.create(model="x", messages=[{"role": "user", "content": "second"}])

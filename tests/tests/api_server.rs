@@ -6,7 +6,7 @@
 //! that hangs up mid-stream.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
 
-use std::{path::Path, time::Duration};
+use std::{path::Path, process::Stdio, time::Duration};
 
 use hermes_tests::{
     DaemonProcess, TestHome,
@@ -14,6 +14,7 @@ use hermes_tests::{
     http, wait,
 };
 use serde_json::Value;
+use tokio::io::AsyncWriteExt;
 
 const KEY: &str = "test-key-0123456789abcdef";
 const WAIT: Duration = Duration::from_secs(30);
@@ -34,15 +35,42 @@ async fn serve(llm: &FakeLlm, extra: &str) -> (TestHome, DaemonProcess, String) 
 
 /// Run a scenario of the SDK client; its JSON.
 async fn client(base: &str, scenario: &str) -> Value {
+    let output = sdk_client(base, scenario)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap_or_else(|e| panic!("cannot run Python ({e}): {}", hermes_tests::PYTHON_HINT));
+    client_json(output)
+}
+
+/// Run a scenario that calls `wait_for_go()`: it is told to go once `llm` has a model request,
+/// so the scenario knows which run the first scripted reply went to.
+async fn client_gated_on_model(base: &str, scenario: &str, llm: &FakeLlm) -> Value {
+    let mut child = sdk_client(base, scenario)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run Python ({e}): {}", hermes_tests::PYTHON_HINT));
+    let mut go = child.stdin.take().unwrap();
+    let asked = llm.wait_for_requests(1, Duration::from_secs(30)).await;
+    assert!(
+        asked.iter().any(|r| r.path.ends_with("/chat/completions")),
+        "the first run never reached the model: {asked:?}"
+    );
+    go.write_all(b"go\n").await.unwrap();
+    drop(go);
+    client_json(child.wait_with_output().await.unwrap())
+}
+
+fn sdk_client(base: &str, scenario: &str) -> tokio::process::Command {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("py/api_client.py");
-    let output = tokio::process::Command::from({
-        let mut command = hermes_tests::python();
-        command.arg(script).arg(base).arg(KEY).arg(scenario);
-        command
-    })
-    .output()
-    .await
-    .unwrap_or_else(|e| panic!("cannot run Python ({e}): {}", hermes_tests::PYTHON_HINT));
+    let mut command = hermes_tests::python();
+    command.arg(script).arg(base).arg(KEY).arg(scenario);
+    tokio::process::Command::from(command)
+}
+
+fn client_json(output: std::process::Output) -> Value {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success(),
@@ -199,7 +227,7 @@ async fn runs_beyond_the_limit_get_429_until_one_ends() {
         "gateway:\n  api_server:\n    max_concurrent_runs: 1\n",
     )
     .await;
-    let out = client(&base, "busy").await;
+    let out = client_gated_on_model(&base, "busy", &llm).await;
     assert_eq!(out["status"], 429, "{out}");
     assert_eq!(out["retry_after"], "1");
     assert_eq!(out["type"], "rate_limit_error");
