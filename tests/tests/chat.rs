@@ -146,9 +146,11 @@ async fn two_terminals_watch_one_session_at_once() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ctrl_d_mid_turn_detaches_and_the_turn_goes_on() {
-    let mut chunks = vec!["tick "; 300];
-    chunks.push("THE END");
-    let server = FakeLlm::start(vec![Reply::text_chunks(&chunks).with_delay_ms(10)]).await;
+    // The answer stops halfway until released, so Ctrl-D surely lands mid-turn.
+    let before = vec!["tick "; 150];
+    let mut after = vec!["tick "; 150];
+    after.push("THE END");
+    let server = FakeLlm::start(vec![Reply::held(&before, &after)]).await;
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
     home.use_fake_model(&server, "");
@@ -165,6 +167,7 @@ async fn ctrl_d_mid_turn_detaches_and_the_turn_goes_on() {
         !screen.contains("THE END"),
         "detached before the end:\n{screen}"
     );
+    server.release();
     first.keys(&["echo-is-back"]);
     first.wait_for("echo-is-back").await; // the terminal was put back as it was
     let id = screen

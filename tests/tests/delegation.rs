@@ -88,8 +88,17 @@ async fn a_batch_runs_three_at_once_the_fourth_waits_and_summaries_return_in_ord
     let out = send(&home, "count everything").await;
     assert_eq!(out["answer"], "dispatched", "{out}");
     let parent = out["session_id"].as_str().unwrap().to_string();
-    let dispatched: Value =
-        serde_json::from_str(&server.chat_requests()[1].tool_results()[0]).unwrap();
+    // The children start as the parent's second request goes out: pick the parent's by content.
+    let parents_second = server
+        .chat_requests()
+        .into_iter()
+        .find_map(|r| {
+            r.tool_results()
+                .into_iter()
+                .find(|t| t.contains("\"dispatched\""))
+        })
+        .unwrap();
+    let dispatched: Value = serde_json::from_str(&parents_second).unwrap();
     assert_eq!(dispatched["status"], "dispatched", "{dispatched}");
     assert_eq!(dispatched["count"], 4, "{dispatched}");
 

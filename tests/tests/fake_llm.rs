@@ -296,18 +296,90 @@ async fn error_replies_have_status_retry_after_and_body() {
 async fn stall_before_headers_times_out_the_client_and_the_server_serves_on() {
     let llm = FakeLlm::start(vec![Reply::stall_before_headers(1500), Reply::text("next")]).await;
     let url = format!("{}/chat/completions", llm.openai_base());
-    let started = Instant::now();
-    let request = client().post(&url).json(&user_chat(false)).send();
+    let stalled_url = url.clone();
+    let mut request = tokio::spawn(async move {
+        let _ = client()
+            .post(&stalled_url)
+            .json(&user_chat(false))
+            .send()
+            .await;
+    });
+    // The stalled request has its reply before the next one asks.
+    assert_eq!(
+        llm.wait_for_requests(1, Duration::from_secs(10))
+            .await
+            .len(),
+        1
+    );
     assert!(
-        tokio::time::timeout(Duration::from_millis(200), request)
+        tokio::time::timeout(Duration::from_millis(200), &mut request)
             .await
             .is_err(),
         "no head within 200 ms"
     );
-    assert!(started.elapsed() < Duration::from_millis(1000));
+    request.abort();
 
     let response: Value = post(&url, user_chat(false)).await.json().await.unwrap();
     assert_eq!(response["choices"][0]["message"]["content"], "next");
+}
+
+#[tokio::test]
+async fn a_held_reply_waits_for_release_then_ends_normally() {
+    let llm = FakeLlm::start(vec![
+        Reply::held(&["one ", "two "], &["three"]),
+        Reply::held(&[], &["second hold"]),
+    ])
+    .await;
+    let url = format!("{}/chat/completions", llm.openai_base());
+    let response = post(&url, user_chat(true)).await;
+    assert_eq!(response.status(), 200);
+    let mut events = response.into_stream().eventsource();
+    let mut text = String::new();
+    while text != "one two " {
+        let event = events.next().await.unwrap().unwrap();
+        let chunk: Value = serde_json::from_str(&event.data).unwrap();
+        text.push_str(
+            chunk["choices"][0]["delta"]["content"]
+                .as_str()
+                .unwrap_or(""),
+        );
+    }
+    assert!(
+        tokio::time::timeout(Duration::from_millis(100), events.next())
+            .await
+            .is_err(),
+        "nothing more until released"
+    );
+    llm.release();
+    let mut rest = Vec::new();
+    while let Some(event) = events.next().await {
+        rest.push(event.unwrap().data);
+    }
+    assert_eq!(rest.last().map(String::as_str), Some("[DONE]"));
+    assert!(
+        rest.iter().any(|d| d.contains(r#""content":"three""#)),
+        "{rest:?}"
+    );
+    assert!(
+        rest.iter().any(|d| d.contains(r#""finish_reason":"stop""#)),
+        "{rest:?}"
+    );
+
+    // The second hold, not streamed, answers whole once released.
+    let second = tokio::spawn({
+        let url = url.clone();
+        async move {
+            post(&url, user_chat(false))
+                .await
+                .json::<Value>()
+                .await
+                .unwrap()
+        }
+    });
+    llm.wait_for_requests(2, Duration::from_secs(10)).await;
+    llm.release();
+    let answer = second.await.unwrap();
+    assert_eq!(answer["choices"][0]["message"]["content"], "second hold");
 }
 
 #[tokio::test]

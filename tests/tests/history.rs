@@ -187,14 +187,15 @@ async fn titles_are_generated_after_the_first_exchange_and_editable() {
     assert!(title_request.tool_names().is_empty());
     let asked = title_request.body["messages"].to_string();
     assert!(asked.contains("nginx in front of my app"), "{asked}");
-    let mut title = String::new();
-    for _ in 0..200 {
-        title = home.ctl_async(&["sessions", "title", &id]).await.ok();
-        if title.trim() != "(untitled)" {
-            break;
-        }
-        tokio::task::yield_now().await;
-    }
+    let title = hermes_tests::wait::until(
+        "the title is written",
+        std::time::Duration::from_secs(20),
+        || async {
+            let title = home.ctl_async(&["sessions", "title", &id]).await.ok();
+            (title.trim() != "(untitled)").then_some(title)
+        },
+    )
+    .await;
     assert_eq!(title.trim(), "Nginx reverse proxy setup");
     // A second turn asks for no new title.
     send(&home, Some(&id), "thanks").await;

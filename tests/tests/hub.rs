@@ -10,10 +10,13 @@ use hermes_tests::{
     home::StopOnDrop,
 };
 
-fn slow_answer(words: usize) -> (Reply, String) {
+/// An answer of `words` words that stops after the first `words / 2` until the test calls
+/// `release()`, so the turn is surely running while the test acts; the reply and its whole text.
+fn held_answer(words: usize) -> (Reply, String) {
     let chunks: Vec<String> = (0..words).map(|i| format!("w{i} ")).collect();
     let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
-    (Reply::text_chunks(&refs).with_delay_ms(15), chunks.concat())
+    let (before, after) = refs.split_at(words / 2);
+    (Reply::held(before, after), chunks.concat())
 }
 
 fn text_of(events: &[pb::SessionEvent]) -> String {
@@ -38,7 +41,7 @@ async fn say(client: &Attached, text: &str, busy: pb::BusyPolicy) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_attaching_mid_answer_sees_each_piece_of_text_once() {
-    let (reply, full) = slow_answer(40);
+    let (reply, full) = held_answer(40);
     let server = FakeLlm::start(vec![reply]).await;
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
@@ -58,7 +61,9 @@ async fn a_client_attaching_mid_answer_sees_each_piece_of_text_once() {
         seen_first.push(first.next().await);
     }
     let mut second = Attached::open(&home.socket(), &session.id, 0, true).await;
-    let mut seen_second = second.until("turn_finished").await;
+    let mut seen_second = second.until("replay_done").await;
+    server.release();
+    seen_second.extend(second.until("turn_finished").await);
     seen_first.extend(first.until("turn_finished").await);
     assert_eq!(text_of(&seen_first), full);
     assert_eq!(
@@ -95,8 +100,8 @@ async fn a_client_attaching_mid_answer_sees_each_piece_of_text_once() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_killed_client_leaves_the_turn_running_and_a_reattach_shows_it_complete() {
-    // 1.5 s of answer: the listing below must see the turn still running.
-    let (reply, full) = slow_answer(100);
+    // Held halfway: the listing below sees the turn still running.
+    let (reply, full) = held_answer(100);
     let server = FakeLlm::start(vec![reply]).await;
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
@@ -112,7 +117,9 @@ async fn a_killed_client_leaves_the_turn_running_and_a_reattach_shows_it_complet
     assert_eq!(listed[0]["clients"], 1);
     drop(client);
     let mut later = Attached::open(&home.socket(), &session.id, 0, true).await;
-    let seen = later.until("turn_finished").await;
+    let mut seen = later.until("replay_done").await;
+    server.release();
+    seen.extend(later.until("turn_finished").await);
     let answer = seen
         .iter()
         .find_map(|e| match &e.kind {
@@ -129,7 +136,7 @@ async fn a_killed_client_leaves_the_turn_running_and_a_reattach_shows_it_complet
 
 #[tokio::test(flavor = "multi_thread")]
 async fn steered_input_joins_the_running_turn() {
-    let (reply, _) = slow_answer(15);
+    let (reply, _) = held_answer(15);
     let server = FakeLlm::start(vec![reply, Reply::text("took your note")]).await;
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
@@ -144,7 +151,22 @@ async fn steered_input_joins_the_running_turn() {
     say(&client, "start", pb::BusyPolicy::Unspecified).await;
     client.until("text_delta").await;
     say(&client, "also this", pb::BusyPolicy::Unspecified).await;
-    let seen = client.until("turn_finished").await;
+    // A client's frames are handled in order: once an answer to no question is refused, the
+    // note before it has been steered into the turn, which may now go on.
+    client
+        .send(client_frame::Kind::ApprovalResponse(pb::ApprovalResponse {
+            id: "no-such-question".into(),
+            decision: "once".into(),
+        }))
+        .await;
+    let mut seen = Vec::new();
+    while !seen.iter().any(
+        |e: &pb::SessionEvent| matches!(&e.kind, Some(Kind::Notice(n)) if n.kind == "stale_answer"),
+    ) {
+        seen.push(client.next().await);
+    }
+    server.release();
+    seen.extend(client.until("turn_finished").await);
     assert!(
         !seen.iter().any(|e| kind_name(e) == "turn_started"),
         "no second turn"
@@ -165,7 +187,7 @@ async fn steered_input_joins_the_running_turn() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn interrupting_input_stops_the_turn_and_runs_next() {
-    let (reply, _) = slow_answer(200);
+    let (reply, _) = held_answer(200);
     let server = FakeLlm::start(vec![reply, Reply::text("new topic")]).await;
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);

@@ -329,18 +329,23 @@ async fn context_overflow_and_bad_request_return_to_the_caller() {
 
 #[tokio::test]
 async fn a_stalled_provider_is_abandoned_for_the_fallback_without_retry() {
-    let server = FakeLlm::start(vec![
+    // A server each: which request takes which reply must not hang on whether the abandoned
+    // request was written before its timeout.
+    let slow = FakeLlm::start(vec![
         Reply::stall_before_headers(3_000),
-        Reply::text("fallback answer"),
         Reply::stall_after_headers(3_000, &["partial "]),
+    ])
+    .await;
+    let quick = FakeLlm::start(vec![
+        Reply::text("fallback answer"),
         Reply::text("second fallback answer"),
     ])
     .await;
-    let mut primary = endpoint(&server, "slow", ApiMode::ChatCompletions);
-    primary.stale_timeout = Duration::from_millis(300);
+    let mut primary = endpoint(&slow, "slow", ApiMode::ChatCompletions);
+    primary.stale_timeout = Duration::from_millis(1_000);
     let chain = chain(vec![
         primary,
-        endpoint(&server, "quick", ApiMode::ChatCompletions),
+        endpoint(&quick, "quick", ApiMode::ChatCompletions),
     ]);
     let out = run(&chain, &request("x")).await;
     assert_eq!(out.result.unwrap().text, "fallback answer");
@@ -350,7 +355,8 @@ async fn a_stalled_provider_is_abandoned_for_the_fallback_without_retry() {
         out.events.contains(&StreamEvent::Reset),
         "partial output is voided"
     );
-    assert_eq!(models(&server), ["slow", "quick", "slow", "quick"]);
+    assert_eq!(models(&slow), ["slow", "slow"], "abandoned, not retried");
+    assert_eq!(models(&quick), ["quick", "quick"]);
 }
 
 #[tokio::test]

@@ -112,6 +112,21 @@ async fn clarify_asks_the_attached_user_and_says_so_when_nobody_is_there() {
     let answered = &tool_results(&server.requests()[1])[0];
     assert_eq!(answered["user_response"], "prod");
     drop(client);
+    // The daemon sees the client go on its own task: wait until it has.
+    hermes_tests::wait::until(
+        "the client is gone",
+        std::time::Duration::from_secs(20),
+        || async {
+            let listed = home.ctl_async(&["sessions", "list", "--json"]).await.json();
+            listed
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|s| s["clients"] == 0)
+                .then_some(())
+        },
+    )
+    .await;
 
     let out = home
         .ctl_async(&["send", "--json", "--session", &session.id, "again"])

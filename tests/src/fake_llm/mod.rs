@@ -100,6 +100,8 @@ impl FakeLlm {
             log: Mutex::new(Vec::new()),
             lookups: Mutex::new(Vec::new()),
             arrived: watch::Sender::new(0),
+            holds_taken: Mutex::new(0),
+            released: watch::Sender::new(0),
         });
         let router = Router::new().fallback(handle).with_state(state.clone());
         let (shutdown, stop) = oneshot::channel::<()>();
@@ -155,6 +157,11 @@ impl FakeLlm {
     /// Appends a reply to the script.
     pub fn push(&self, reply: Reply) {
         self.state.script.lock().unwrap().replies.push_back(reply);
+    }
+
+    /// Lets the oldest [`Reply::Held`] not yet released go on (one taken later, when it comes).
+    pub fn release(&self) {
+        self.state.released.send_modify(|count| *count += 1);
     }
 
     /// Replies not yet consumed (a running `Loop` counts as one).

@@ -99,6 +99,16 @@ pub enum Reply {
         #[serde(default)]
         chunks_before: Vec<String>,
     },
+    /// Sends 200, headers and the `before` text chunks, then waits until the test calls
+    /// [`FakeLlm::release`](super::FakeLlm::release) (holds are released in the order they were
+    /// taken), then the `after` chunks and a normal end. Not streaming: the whole answer after
+    /// the release. A turn that must still be running when the test acts waits on this.
+    Held {
+        #[serde(default)]
+        before: Vec<String>,
+        #[serde(default)]
+        after: Vec<String>,
+    },
     /// Sends 200, headers and these text chunks, then aborts the connection.
     CutMidStream {
         #[serde(default)]
@@ -320,6 +330,15 @@ impl Reply {
         Self::StallAfterHeaders {
             ms,
             chunks_before: chunks_before.iter().map(|c| (*c).to_owned()).collect(),
+        }
+    }
+
+    /// See [`Reply::Held`].
+    pub fn held(before: &[&str], after: &[&str]) -> Self {
+        let owned = |chunks: &[&str]| chunks.iter().map(|c| (*c).to_owned()).collect();
+        Self::Held {
+            before: owned(before),
+            after: owned(after),
         }
     }
 

@@ -59,6 +59,18 @@ pub(super) struct State {
     pub(super) lookups: Mutex<Vec<RecordedRequest>>,
     /// Number of requests recorded in `log`, for `wait_for_requests`.
     pub(super) arrived: watch::Sender<usize>,
+    /// `Held` replies taken so far; the n-th waits until `released` reaches n.
+    pub(super) holds_taken: Mutex<usize>,
+    pub(super) released: watch::Sender<usize>,
+}
+
+impl State {
+    /// What the next `Held` reply waits on: its ticket and the release count to watch.
+    fn hold_ticket(&self) -> (usize, watch::Receiver<usize>) {
+        let mut taken = self.holds_taken.lock().unwrap();
+        *taken += 1;
+        (*taken, self.released.subscribe())
+    }
 }
 
 impl State {
@@ -158,6 +170,8 @@ pub(super) struct Ctx {
 pub(super) enum Part {
     Data(String),
     Sleep(u64),
+    /// Waits until the release count reaches the ticket.
+    Hold(usize, watch::Receiver<usize>),
     Abort,
 }
 
@@ -313,6 +327,19 @@ async fn chat(state: &State, api: Api, body: &Value) -> Response {
             parts.push(Part::Sleep(ms));
             body_response(streaming, parts)
         }
+        Reply::Held { before, after } => {
+            let (ticket, mut released) = state.hold_ticket();
+            if !streaming {
+                let _ = released.wait_for(|count| *count >= ticket).await;
+                let whole = before.into_iter().chain(after).collect();
+                return answer(api, &text_turn(whole), &ctx, false).await;
+            }
+            let held_at = partial(api, &text_turn(before.clone()), &ctx, true).len();
+            let whole = before.into_iter().chain(after).collect();
+            let mut parts = api.stream(&text_turn(whole), &ctx, true);
+            parts.insert(held_at, Part::Hold(ticket, released));
+            body_response(true, parts)
+        }
         Reply::CutMidStream { chunks_before } => {
             let mut parts = partial(api, &text_turn(chunks_before), &ctx, streaming);
             parts.push(Part::Abort);
@@ -357,6 +384,9 @@ fn body_response(sse: bool, parts: Vec<Part>) -> Response {
             match parts.next()? {
                 Part::Data(data) => return Some((Ok(Bytes::from(data)), parts)),
                 Part::Sleep(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
+                Part::Hold(ticket, mut released) => {
+                    let _ = released.wait_for(|count| *count >= ticket).await;
+                }
                 Part::Abort => {
                     // Pending once, so hyper flushes what it buffered before the error aborts.
                     tokio::task::yield_now().await;
