@@ -63,6 +63,7 @@ pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), Serv
         }
     });
     tokio::spawn(agent::evict_idle_sessions(Arc::clone(&state.runner)));
+    tokio::spawn(agent::deliver_process_reports(Arc::clone(&state.runner)));
     tokio::spawn(maintenance::auto_prune(Arc::clone(&state.runner)));
     tokio::spawn(maintenance::merge_indexes(Arc::clone(&state.runner)));
     tokio::spawn(maintenance::age_tool_results(Arc::clone(&state.runner)));

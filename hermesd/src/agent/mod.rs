@@ -28,6 +28,7 @@ mod settings;
 mod title;
 mod turn;
 mod turn_room;
+mod unattended;
 mod vision;
 
 pub use compaction::stored_rows;
@@ -41,6 +42,7 @@ pub use session::{
     prepare_with_images, prepare_with_loaded, run_prepared, send, spawn_turn, submit,
 };
 pub use turn::{TurnEnd, TurnOutcome};
+pub use unattended::deliver_process_reports;
 pub use vision::VisionModel;
 
 /// Evict live sessions nobody has used for `sessions.evict_after` seconds (default 600), until

@@ -9,6 +9,7 @@ mod env_blocklist;
 mod local;
 mod output;
 mod process;
+mod process_notify;
 mod process_record;
 mod process_session;
 mod process_tool;
@@ -22,6 +23,7 @@ pub use env::{
 };
 pub use local::{RunOutcome, RunRequest, RunResult, run_foreground};
 pub use process::{CompletionEvent, ProcessRegistry, RegistryConfig, Spawned};
+pub use process_notify::{NotificationKind, Notify, ProcessNotification};
 pub use process_record::FILE_NAME as PROCESS_RECORD_FILE;
 pub use process_tool::{StdinGate, is_polling_action};
 pub use program::{ProgramEnd, ProgramRequest, ProgramRun, bash_path, run_program};

@@ -17,6 +17,9 @@ use serde_json::{Value, json};
 use tokio::sync::{broadcast, watch};
 
 use super::output::RollingText;
+use super::process_notify::{
+    NotificationKind, Notify, ProcessNotification, Watcher, completion_text,
+};
 use super::process_record::{self, Record, Snapshot};
 use super::process_session::{Session, SessionState, Stdin, drive};
 use super::shell::{EXIT_DRAIN_MAX, resolve_safe_cwd_async, spawn_shell, terminate_group};
@@ -96,6 +99,8 @@ pub(super) struct Shared {
     /// The record file, when [`RegistryConfig::record`] names one.
     pub(super) record: Option<Arc<Record>>,
     completions: broadcast::Sender<CompletionEvent>,
+    /// What processes report to their conversations (`notify_on_complete`, `watch_patterns`).
+    notifications: broadcast::Sender<ProcessNotification>,
     id_counter: AtomicU64,
     /// `terminal.max_background`: running processes per owner.
     max_per_owner: std::sync::atomic::AtomicUsize,
@@ -132,6 +137,7 @@ impl ProcessRegistry {
     /// An empty registry.
     pub fn new(config: RegistryConfig) -> Self {
         let (completions, _) = broadcast::channel(64);
+        let (notifications, _) = broadcast::channel(64);
         let record = config
             .record
             .clone()
@@ -142,6 +148,7 @@ impl ProcessRegistry {
                 table: Mutex::new(Table::default()),
                 record,
                 completions,
+                notifications,
                 id_counter: AtomicU64::new(0),
                 max_per_owner: std::sync::atomic::AtomicUsize::new(DEFAULT_MAX_BACKGROUND),
             }),
@@ -174,6 +181,33 @@ impl ProcessRegistry {
     /// Receives an event whenever a background process finishes.
     pub fn completion_events(&self) -> broadcast::Receiver<CompletionEvent> {
         self.shared.completions.subscribe()
+    }
+
+    /// Receives what background processes report to the conversations that started them. A
+    /// receiver that falls 64 messages behind loses the oldest.
+    pub fn notifications(&self) -> broadcast::Receiver<ProcessNotification> {
+        self.shared.notifications.subscribe()
+    }
+
+    /// Scan a new chunk of `session`'s output for its watched texts; announce a match due now.
+    pub(super) fn watch_output(&self, session: &Session, chunk: &str) {
+        let due = session
+            .state()
+            .watch
+            .scan(&session.id, &session.command, chunk, Instant::now());
+        if let Some((kind, text)) = due {
+            self.notify(session, kind, text);
+        }
+    }
+
+    fn notify(&self, session: &Session, kind: NotificationKind, text: String) {
+        // No subscriber (a registry outside the daemon) is fine.
+        let _ = self.shared.notifications.send(ProcessNotification {
+            owner: session.owner.to_string(),
+            process_id: session.id.clone(),
+            kind,
+            text,
+        });
     }
 
     /// True once `wait`, `log` or `kill` has shown the agent the process's
@@ -214,7 +248,7 @@ impl ProcessRegistry {
 
     /// Starts `bash -c command` in `cwd` with `env` (plus
     /// `PYTHONUNBUFFERED=1`) in its own process group, stdin a pipe, output
-    /// captured into a bounded buffer.
+    /// captured into a bounded buffer; `notify` says what it reports unasked.
     /// Nothing starts without the command policy's [`Clearance`]; the command is the one it
     /// cleared.
     pub async fn spawn(
@@ -222,6 +256,7 @@ impl ProcessRegistry {
         cleared: &Clearance,
         cwd: &Path,
         mut env: Vec<(OsString, OsString)>,
+        notify: Notify,
     ) -> io::Result<Spawned> {
         let Some(command) = cleared.command() else {
             return Err(io::Error::other("no command was cleared to run"));
@@ -264,6 +299,7 @@ impl ProcessRegistry {
                     completion_reason: "exited",
                     termination_source: String::new(),
                     kill_source: None,
+                    watch: Watcher::new(notify),
                 }),
                 done,
                 stdin: tokio::sync::Mutex::new(Stdin {
@@ -329,6 +365,17 @@ impl ProcessRegistry {
                 output: strip_ansi(state.output.last(2000)).into_owned(),
             }
         };
+        if session.state().watch.reports_completion() {
+            let text = completion_text(
+                &session.id,
+                &session.command,
+                event.exit_code,
+                event.completion_reason,
+                &event.termination_source,
+                &event.output,
+            );
+            self.notify(session, NotificationKind::Completion, text);
+        }
         let snapshot = {
             let mut table = self.shared.table();
             if let Some(moved) = table.running.remove(&session.id) {

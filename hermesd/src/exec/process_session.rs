@@ -25,6 +25,8 @@ pub(super) struct SessionState {
     pub(super) termination_source: String,
     /// Set by `kill` before signalling, so the exit is reported as killed.
     pub(super) kill_source: Option<String>,
+    /// What the process reports unasked, and its watch state.
+    pub(super) watch: super::process_notify::Watcher,
 }
 
 /// A tracked background process.
@@ -97,6 +99,10 @@ pub(super) async fn drive(
                 Ok(n) => {
                     decoder.decode_into(&buf[..n], &mut text);
                     session.state().output.push(&text, n);
+                    // After the exit, late output is noise, as in Hermes.
+                    if status.is_none() {
+                        registry.watch_output(&session, &strip_ansi(&text));
+                    }
                     text.clear();
                     if status.is_some() {
                         stop_draining_at = (tokio::time::Instant::now() + EXIT_DRAIN_IDLE).min(drain_limit);

@@ -72,6 +72,14 @@ pub(super) fn lenient_int(value: Option<&Value>) -> Option<i64> {
 }
 
 impl TerminalArgs {
+    /// What a background process started with these arguments reports unasked.
+    pub fn notify(&self) -> super::Notify {
+        super::Notify {
+            on_complete: self.notify_on_complete,
+            watch_patterns: self.watch_patterns.clone().unwrap_or_default(),
+        }
+    }
+
     /// Parses and checks the arguments. On refusal returns the tool result
     /// Python returns: an invalid command, a foreground timeout above
     /// [`FOREGROUND_MAX_TIMEOUT_SECS`], or a foreground command that should

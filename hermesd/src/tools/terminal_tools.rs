@@ -60,7 +60,7 @@ impl Tool for TerminalTool {
             let spawned = ctx
                 .scope
                 .processes
-                .spawn(&cleared, &cwd, env)
+                .spawn(&cleared, &cwd, env, args.notify())
                 .await
                 .map_err(|e| ToolError::Failed(format!("cannot start `{}`: {e}", args.command)))?;
             return Ok(exec::background_started(

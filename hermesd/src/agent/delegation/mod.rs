@@ -5,7 +5,7 @@
 //!
 //! From the user's agent (depth 0) a delegation runs in the background: the tool answers at once,
 //! and when every child has ended their results re-enter the parent conversation as one new turn
-//! under its busy policy. An interrupt of the parent conversation stops every child, queued ones
+//! under its busy policy, whose answer also goes to the conversation's chat (`unattended`). An interrupt of the parent conversation stops every child, queued ones
 //! included, and nothing re-enters. From an orchestrator child the call waits for its workers.
 //! A child's approval requests are asked of the user's conversation, labelled with the child.
 
@@ -24,8 +24,10 @@ use tokio_util::sync::CancellationToken;
 
 use self::prompt::{ChildReport, child_system_prompt, results_message};
 use super::{
-    BusyPolicy, Target, TurnEnd, TurnInput, TurnRunner, history::parse_tool_calls, prepare,
-    spawn_turn, submit,
+    BusyPolicy, TurnEnd, TurnInput, TurnRunner,
+    history::parse_tool_calls,
+    spawn_turn,
+    unattended::{Unasked, run_unasked},
 };
 use crate::{
     config::settings::DelegationSection,
@@ -513,29 +515,18 @@ async fn deliver(
         .await;
         return;
     }
-    let text = results_message(delegation_id, reports);
-    let target = Target {
-        session_id: Some(parent_segment.to_string()),
-        ..Target::default()
-    };
-    let input = TurnInput {
-        text,
-        source_client: "delegate_task".into(),
-        yolo: false,
+    let unasked = Unasked {
+        text: results_message(delegation_id, reports),
+        from: "delegate_task",
         busy: None,
-        toolsets: Vec::new(),
-        context_from: None,
-        turn_id: None,
-        stop: None,
-        delegated: None,
     };
-    match prepare(runner, target, &input.text).await {
-        Ok((row, chain)) => drop(submit(runner, row, chain, input)),
-        Err(e) => tracing::warn!(
-            delegation = %delegation_id, error = %e,
-            "the delegation's results could not re-enter the conversation"
-        ),
-    }
+    // On a task of its own: the delegation's place is free while the results turn runs, and
+    // its answer goes to the conversation's chat when it has one.
+    let runner_for_turn = Arc::clone(runner);
+    let segment = parent_segment.to_string();
+    runner
+        .hub
+        .spawn(async move { run_unasked(&runner_for_turn, &segment, unasked).await });
 }
 
 /// `text`'s first line, cut to `max` characters.

@@ -5,5 +5,6 @@ mod env;
 mod local;
 mod output;
 mod process;
+mod process_notify;
 mod process_record;
 mod terminal;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::super::{ProcessRegistry, RegistryConfig};
+use super::super::{NotificationKind, Notify, ProcessRegistry, RegistryConfig};
 
 fn test_env() -> Vec<(OsString, OsString)> {
     vec![("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into())]
@@ -68,6 +68,7 @@ async fn spawn_wait_poll_log() {
             &crate::policy::command::Clearance::unjudged("printf 'l1\\nl2\\nl3\\n'; exit 7"),
             Path::new("/"),
             test_env(),
+            Notify::default(),
         )
         .await
         .unwrap();
@@ -121,6 +122,7 @@ async fn kill_terminates_the_whole_group() {
             &crate::policy::command::Clearance::unjudged(command),
             dir.path(),
             test_env(),
+            Notify::default(),
         )
         .await
         .unwrap()
@@ -165,6 +167,7 @@ async fn wait_times_out_with_clamp_note_and_is_cancellable() {
             &crate::policy::command::Clearance::unjudged("sleep 30"),
             Path::new("/"),
             test_env(),
+            Notify::default(),
         )
         .await
         .unwrap()
@@ -200,6 +203,7 @@ async fn stdin_write_submit_close() {
             ),
             Path::new("/"),
             test_env(),
+            Notify::default(),
         )
         .await
         .unwrap()
@@ -244,6 +248,7 @@ async fn output_buffer_is_bounded_and_counts_bytes() {
             &crate::policy::command::Clearance::unjudged("yes | head -c 1000000"),
             Path::new("/"),
             test_env(),
+            Notify::default(),
         )
         .await
         .unwrap()
@@ -263,6 +268,89 @@ async fn output_buffer_is_bounded_and_counts_bytes() {
 }
 
 #[tokio::test]
+async fn a_process_tells_its_own_conversation_what_it_was_asked_to() {
+    let registry = ProcessRegistry::default();
+    let mut heard = registry.notifications();
+    let start = |command: &str, notify: Notify| {
+        let registry = registry.scoped("conv_a");
+        let command = command.to_string();
+        async move {
+            registry
+                .spawn(
+                    &crate::policy::command::Clearance::unjudged(&command),
+                    Path::new("/"),
+                    test_env(),
+                    notify,
+                )
+                .await
+                .unwrap()
+                .session_id
+        }
+    };
+    // Silent unless asked.
+    let quiet = start("echo quiet", Notify::default()).await;
+    registry
+        .wait(&quiet, Some(10), &CancellationToken::new())
+        .await;
+    // A watched text, then the end when asked for it.
+    let watched = start(
+        "printf 'warming up\\nserver READY on 8080\\n'; read line",
+        Notify {
+            on_complete: false,
+            watch_patterns: vec!["READY".into()],
+        },
+    )
+    .await;
+    let mut next = async || {
+        tokio::time::timeout(Duration::from_secs(10), heard.recv())
+            .await
+            .unwrap()
+            .unwrap()
+    };
+    let matched = next().await;
+    assert_eq!(
+        (
+            matched.owner.as_str(),
+            matched.process_id.as_str(),
+            matched.kind
+        ),
+        ("conv_a", watched.as_str(), NotificationKind::WatchMatch)
+    );
+    assert!(
+        matched.text.contains("server READY on 8080"),
+        "{}",
+        matched.text
+    );
+    registry.kill(&watched, "process.kill").await;
+    let ended = start(
+        "echo built; exit 3",
+        Notify {
+            on_complete: true,
+            watch_patterns: Vec::new(),
+        },
+    )
+    .await;
+    let completed = next().await;
+    assert_eq!(
+        (completed.process_id.as_str(), completed.kind),
+        (ended.as_str(), NotificationKind::Completion)
+    );
+    assert!(
+        completed.text.starts_with(&format!(
+            "[IMPORTANT: Background process {ended} exited (exit code 3)."
+        )),
+        "{}",
+        completed.text
+    );
+    assert!(
+        completed.text.ends_with("Output:\nbuilt\n]"),
+        "{}",
+        completed.text
+    );
+    assert!(heard.try_recv().is_err(), "nothing from the silent ones");
+}
+
+#[tokio::test]
 async fn completion_events_list_and_errors() {
     let registry = ProcessRegistry::default();
     let mut events = registry.completion_events();
@@ -271,6 +359,7 @@ async fn completion_events_list_and_errors() {
             &crate::policy::command::Clearance::unjudged("echo bye; exit 2"),
             Path::new("/"),
             test_env(),
+            Notify::default(),
         )
         .await
         .unwrap()
@@ -326,6 +415,7 @@ async fn finished_processes_are_pruned_when_full() {
                 &crate::policy::command::Clearance::unjudged("true"),
                 Path::new("/"),
                 test_env(),
+                Notify::default(),
             )
             .await
             .unwrap()

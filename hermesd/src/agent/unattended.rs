@@ -1,0 +1,193 @@
+//! Turns no client asked for: a background process's report (`notify_on_complete`,
+//! `watch_patterns`) and a delegation's results re-enter their conversation as a turn like any
+//! other, and the answer goes to the chat the conversation belongs to — a Telegram conversation
+//! has nobody attached to read it otherwise. Attached clients see the turn live, as always.
+
+use std::sync::Arc;
+
+use super::{BusyPolicy, Submitted, Target, TurnEnd, TurnInput, TurnRunner, prepare, submit};
+use crate::{
+    exec::{NotificationKind, ProcessNotification},
+    hub::Received,
+    store,
+    tools::messenger::Destination,
+};
+
+/// A message for a conversation that nobody typed.
+pub struct Unasked {
+    pub text: String,
+    /// Who sent it, as the turn records its client (`process`, `delegate_task`).
+    pub from: &'static str,
+    /// What to do when a turn is running; `None`: the conversation's own policy.
+    pub busy: Option<BusyPolicy>,
+}
+
+/// Run `unasked` as a turn of `conversation`, then take its answer to the conversation's chat.
+pub async fn run_unasked(runner: &Arc<TurnRunner>, conversation: &str, unasked: Unasked) {
+    let target = Target {
+        session_id: Some(conversation.to_string()),
+        ..Target::default()
+    };
+    let (row, chain) = match prepare(runner, target, &unasked.text).await {
+        Ok(prepared) => prepared,
+        Err(e) => {
+            tracing::warn!(
+                session = %conversation, from = unasked.from, error = %e,
+                "a message for the conversation could not start a turn"
+            );
+            return;
+        }
+    };
+    let conversation = row.conversation_id.clone();
+    let input = TurnInput {
+        text: unasked.text,
+        source_client: unasked.from.into(),
+        yolo: false,
+        busy: unasked.busy,
+        toolsets: Vec::new(),
+        context_from: None,
+        turn_id: None,
+        stop: None,
+        delegated: None,
+    };
+    let handle = match submit(runner, row, chain, input) {
+        // The running turn takes it, and answers whoever follows that turn.
+        Submitted::Steered => return,
+        Submitted::Turn(handle) => handle,
+    };
+    let outcome = match handle.await {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(e)) => {
+            tracing::warn!(session = %conversation, error = %e, "an unasked turn failed");
+            return;
+        }
+        Err(e) => {
+            tracing::warn!(session = %conversation, error = %e, "an unasked turn stopped");
+            return;
+        }
+    };
+    let answer = match outcome.end {
+        TurnEnd::Finished if !outcome.answer.trim().is_empty() => outcome.answer,
+        TurnEnd::Failed { message, .. } => format!("⚠️ {message}"),
+        _ => return,
+    };
+    to_chat(runner, &conversation, &answer).await;
+}
+
+/// Send `answer` to the chat `conversation` belongs to, if it is a chat's.
+async fn to_chat(runner: &Arc<TurnRunner>, conversation: &str, answer: &str) {
+    let wanted = conversation.to_string();
+    let place = runner
+        .store
+        .read(move |conn| store::conversation_place(conn, &wanted))
+        .await;
+    let place = match place {
+        Ok(Some(place)) => place,
+        Ok(None) => return,
+        Err(e) => {
+            tracing::warn!(session = %conversation, error = %e, "cannot read the conversation's chat");
+            return;
+        }
+    };
+    let to = Destination {
+        platform: place.platform,
+        chat: place.chat_id,
+        thread_id: place.thread_id,
+    };
+    let messenger = runner.tool_services.messenger();
+    match messenger.send(&to, answer, None).await {
+        Ok(sent) => tracing::info!(
+            session = %conversation, to = %to, pieces = sent.pieces,
+            "an unasked turn's answer went to its chat"
+        ),
+        Err(e) => tracing::warn!(
+            session = %conversation, to = %to, error = %e,
+            "an unasked turn's answer did not reach its chat"
+        ),
+    }
+}
+
+/// Turn what background processes report into turns of the conversations that started them,
+/// until the daemon stops. A report waits until its conversation's running turn ends; a
+/// completion the agent already saw (`process wait`, `log`, `kill`) is dropped.
+pub async fn deliver_process_reports(runner: Arc<TurnRunner>) {
+    let mut reports = runner.tool_services.processes.notifications();
+    loop {
+        let report = tokio::select! {
+            () = runner.shutdown.cancelled() => return,
+            report = reports.recv() => report,
+        };
+        match report {
+            Ok(report) if report.owner.is_empty() => {}
+            Ok(report) => {
+                let worker = Arc::clone(&runner);
+                runner
+                    .hub
+                    .spawn(async move { deliver_report(&worker, report).await });
+            }
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(lost)) => {
+                tracing::warn!(
+                    lost,
+                    "background process reports were lost: too many at once"
+                );
+            }
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+        }
+    }
+}
+
+async fn deliver_report(runner: &Arc<TurnRunner>, report: ProcessNotification) {
+    if !idle(runner, &report.owner).await {
+        return;
+    }
+    if report.kind == NotificationKind::Completion
+        && runner
+            .tool_services
+            .processes
+            .is_completion_consumed(&report.process_id)
+    {
+        tracing::debug!(process = %report.process_id, "completion already seen by the agent");
+        return;
+    }
+    tracing::info!(
+        session = %report.owner, process = %report.process_id, kind = ?report.kind,
+        "a background process reports to its conversation"
+    );
+    // Process output, like a tool's result, reaches the model masked of secrets.
+    let text = runner
+        .tool_services
+        .masker()
+        .mask(&report.text)
+        .into_owned();
+    let unasked = Unasked {
+        text,
+        from: "process",
+        busy: Some(BusyPolicy::Queue),
+    };
+    run_unasked(runner, &report.owner, unasked).await;
+}
+
+/// Wait until `conversation` runs no turn; false when the daemon stops first.
+async fn idle(runner: &Arc<TurnRunner>, conversation: &str) -> bool {
+    let Some(live) = runner.hub.get(conversation) else {
+        return true;
+    };
+    loop {
+        let (mut events, _) = live.subscribe();
+        loop {
+            if !live.is_running() {
+                return true;
+            }
+            let received = tokio::select! {
+                () = runner.shutdown.cancelled() => return false,
+                received = events.recv() => received,
+            };
+            match received {
+                Received::Event(_) => {}
+                // Cut off for falling behind: subscribe again.
+                Received::Lagged => break,
+                Received::Closed => return true,
+            }
+        }
+    }
+}
