@@ -3,15 +3,20 @@
 //! other, and the answer goes to the chat the conversation belongs to — a Telegram conversation
 //! has nobody attached to read it otherwise. Attached clients see the turn live, as always.
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Duration};
+
+use tokio_util::sync::CancellationToken;
 
 use super::{BusyPolicy, Submitted, Target, TurnEnd, TurnInput, TurnRunner, prepare, submit};
 use crate::{
     exec::{NotificationKind, ProcessNotification},
     hub::Received,
     store,
-    tools::messenger::Destination,
+    tools::messenger::{Destination, Messenger, SendError, Sent},
 };
+
+/// How long an answer waits for its chat's platform to connect again.
+const PLATFORM_PATIENCE: Duration = Duration::from_secs(3600);
 
 /// A message for a conversation that nobody typed.
 pub struct Unasked {
@@ -95,15 +100,51 @@ async fn to_chat(runner: &Arc<TurnRunner>, conversation: &str, answer: &str) {
         thread_id: place.thread_id,
     };
     let messenger = runner.tool_services.messenger();
-    match messenger.send(&to, answer, None).await {
+    let sent = send_when_connected(
+        messenger.as_ref(),
+        &to,
+        answer,
+        PLATFORM_PATIENCE,
+        &runner.shutdown,
+    )
+    .await;
+    match sent {
         Ok(sent) => tracing::info!(
             session = %conversation, to = %to, pieces = sent.pieces,
             "an unasked turn's answer went to its chat"
         ),
         Err(e) => tracing::warn!(
             session = %conversation, to = %to, error = %e,
-            "an unasked turn's answer did not reach its chat"
+            "an unasked turn's answer did not reach its chat (it stays in the conversation)"
         ),
+    }
+}
+
+/// Send `text` to `to`; while its platform is not connected, send again each time a platform
+/// connects, for at most `patience` (or until the daemon stops).
+async fn send_when_connected(
+    messenger: &dyn Messenger,
+    to: &Destination,
+    text: &str,
+    patience: Duration,
+    shutdown: &CancellationToken,
+) -> Result<Sent, SendError> {
+    let mut connections = messenger.connections();
+    let give_up = tokio::time::Instant::now() + patience;
+    loop {
+        match messenger.send(to, text, None).await {
+            Err(SendError::Unavailable(why)) => {
+                let connected = tokio::select! {
+                    changed = connections.changed() => changed.is_ok(),
+                    () = tokio::time::sleep_until(give_up) => false,
+                    () = shutdown.cancelled() => false,
+                };
+                if !connected {
+                    return Err(SendError::Unavailable(why));
+                }
+            }
+            sent => return sent,
+        }
     }
 }
 
@@ -189,5 +230,111 @@ async fn idle(runner: &Arc<TurnRunner>, conversation: &str) -> bool {
                 Received::Closed => return true,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use std::sync::Mutex;
+
+    use async_trait::async_trait;
+    use tokio::sync::watch;
+
+    use super::*;
+    use crate::tools::messenger::{AlsoStore, PlatformTargets};
+
+    /// A platform that is down until the test connects it.
+    struct Flaky {
+        up: Mutex<bool>,
+        connected: watch::Sender<u64>,
+        tries: Mutex<usize>,
+    }
+
+    #[async_trait]
+    impl Messenger for Flaky {
+        fn has_platforms(&self) -> bool {
+            true
+        }
+        async fn targets(&self) -> Vec<PlatformTargets> {
+            Vec::new()
+        }
+        async fn send(
+            &self,
+            to: &Destination,
+            _text: &str,
+            _also: Option<AlsoStore>,
+        ) -> Result<Sent, SendError> {
+            *self.tries.lock().unwrap() += 1;
+            if !*self.up.lock().unwrap() {
+                return Err(SendError::Unavailable("telegram is not connected".into()));
+            }
+            Ok(Sent {
+                platform: to.platform.clone(),
+                chat_id: to.chat.clone(),
+                thread_id: String::new(),
+                message_id: "7".into(),
+                pieces: 1,
+                home: false,
+            })
+        }
+        fn connections(&self) -> watch::Receiver<u64> {
+            self.connected.subscribe()
+        }
+    }
+
+    fn chat() -> Destination {
+        Destination::parse("telegram:42").unwrap()
+    }
+
+    #[tokio::test]
+    async fn an_answer_waits_for_its_platform_to_connect() {
+        let flaky = Arc::new(Flaky {
+            up: Mutex::new(false),
+            connected: watch::Sender::new(0),
+            tries: Mutex::new(0),
+        });
+        let shutdown = CancellationToken::new();
+        let sending = {
+            let flaky = Arc::clone(&flaky);
+            let shutdown = shutdown.clone();
+            tokio::spawn(async move {
+                send_when_connected(
+                    flaky.as_ref(),
+                    &chat(),
+                    "done",
+                    Duration::from_secs(60),
+                    &shutdown,
+                )
+                .await
+            })
+        };
+        // The first try found it down; it connects.
+        while *flaky.tries.lock().unwrap() == 0 {
+            tokio::task::yield_now().await;
+        }
+        *flaky.up.lock().unwrap() = true;
+        flaky.connected.send_modify(|n| *n += 1);
+        let sent = sending.await.unwrap().unwrap();
+        assert_eq!(sent.message_id, "7");
+        assert_eq!(*flaky.tries.lock().unwrap(), 2);
+    }
+
+    #[tokio::test]
+    async fn an_answer_gives_up_after_its_patience_or_with_no_platform() {
+        let flaky = Flaky {
+            up: Mutex::new(false),
+            connected: watch::Sender::new(0),
+            tries: Mutex::new(0),
+        };
+        let shutdown = CancellationToken::new();
+        let gave_up =
+            send_when_connected(&flaky, &chat(), "x", Duration::from_millis(1), &shutdown).await;
+        assert!(matches!(gave_up, Err(SendError::Unavailable(_))));
+        let none = crate::tools::messenger::NoPlatforms;
+        let never =
+            send_when_connected(&none, &chat(), "x", Duration::from_secs(3600), &shutdown).await;
+        assert!(matches!(never, Err(SendError::Unavailable(_))));
     }
 }
