@@ -1,8 +1,8 @@
 //! Turns nobody typed, through the real daemon and the fake model: a background process started
 //! with `notify_on_complete` or `watch_patterns` reports to its conversation as a new turn
-//! (Hermes' `[IMPORTANT: …]` message), a completion the agent already waited for is not
-//! reported again, and in a Telegram conversation the answers of such turns — a process's
-//! report, a delegation's results — reach the chat through the fake Bot API.
+//! (Hermes' `[IMPORTANT: …]` message, masked of secrets), and in a Telegram conversation the
+//! answers of such turns — a process's report, a delegation's results — reach the chat through
+//! the fake Bot API.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
 
 use std::time::Duration;

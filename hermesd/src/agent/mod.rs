@@ -16,6 +16,7 @@ mod identity;
 mod loop_guard;
 mod media;
 mod port;
+mod process_reports;
 mod prompt;
 mod repair;
 mod review;
@@ -35,6 +36,7 @@ pub use compaction::stored_rows;
 pub use compress_now::{CompressError, compress_conversation};
 pub use delegation::{Delegator, SUBAGENT_SOURCE};
 pub use history::{parse_tool_calls, to_chat};
+pub use process_reports::deliver_process_reports;
 pub use review::REVIEW_SOURCE;
 pub use runner::TurnRunner;
 pub use session::{
@@ -42,7 +44,6 @@ pub use session::{
     prepare_with_images, prepare_with_loaded, run_prepared, send, spawn_turn, submit,
 };
 pub use turn::{TurnEnd, TurnOutcome};
-pub use unattended::deliver_process_reports;
 pub use vision::VisionModel;
 
 /// Evict live sessions nobody has used for `sessions.evict_after` seconds (default 600), until

@@ -1,7 +1,8 @@
-//! Turns no client asked for: a background process's report (`notify_on_complete`,
-//! `watch_patterns`) and a delegation's results re-enter their conversation as a turn like any
-//! other, and the answer goes to the chat the conversation belongs to — a Telegram conversation
-//! has nobody attached to read it otherwise. Attached clients see the turn live, as always.
+//! Turns no client asked for: a background process's report (`process_reports.rs`) and a
+//! delegation's results re-enter their conversation as a turn like any other, queued after a
+//! running one, and the answer goes to the chat the conversation belongs to — a Telegram
+//! conversation has nobody attached to read it otherwise. Attached clients see the turn live,
+//! as always.
 
 use std::{sync::Arc, time::Duration};
 
@@ -9,8 +10,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::{BusyPolicy, Submitted, Target, TurnEnd, TurnInput, TurnRunner, prepare, submit};
 use crate::{
-    exec::{NotificationKind, ProcessNotification},
-    hub::Received,
     store,
     tools::messenger::{Destination, Messenger, SendError, Sent},
 };
@@ -23,8 +22,6 @@ pub struct Unasked {
     pub text: String,
     /// Who sent it, as the turn records its client (`process`, `delegate_task`).
     pub from: &'static str,
-    /// What to do when a turn is running; `None`: the conversation's own policy.
-    pub busy: Option<BusyPolicy>,
 }
 
 /// Run `unasked` as a turn of `conversation`, then take its answer to the conversation's chat.
@@ -48,17 +45,17 @@ pub async fn run_unasked(runner: &Arc<TurnRunner>, conversation: &str, unasked: 
         text: unasked.text,
         source_client: unasked.from.into(),
         yolo: false,
-        busy: unasked.busy,
+        // Never steered into a running turn (whose follower may be gone by the time it takes
+        // it) nor interrupting one: its own turn, after the running one.
+        busy: Some(BusyPolicy::Queue),
         toolsets: Vec::new(),
         context_from: None,
         turn_id: None,
         stop: None,
         delegated: None,
     };
-    let handle = match submit(runner, row, chain, input) {
-        // The running turn takes it, and answers whoever follows that turn.
-        Submitted::Steered => return,
-        Submitted::Turn(handle) => handle,
+    let Submitted::Turn(handle) = submit(runner, row, chain, input) else {
+        return;
     };
     let outcome = match handle.await {
         Ok(Ok(outcome)) => outcome,
@@ -144,91 +141,6 @@ async fn send_when_connected(
                 }
             }
             sent => return sent,
-        }
-    }
-}
-
-/// Turn what background processes report into turns of the conversations that started them,
-/// until the daemon stops. A report waits until its conversation's running turn ends; a
-/// completion the agent already saw (`process wait`, `log`, `kill`) is dropped.
-pub async fn deliver_process_reports(runner: Arc<TurnRunner>) {
-    let mut reports = runner.tool_services.processes.notifications();
-    loop {
-        let report = tokio::select! {
-            () = runner.shutdown.cancelled() => return,
-            report = reports.recv() => report,
-        };
-        match report {
-            Ok(report) if report.owner.is_empty() => {}
-            Ok(report) => {
-                let worker = Arc::clone(&runner);
-                runner
-                    .hub
-                    .spawn(async move { deliver_report(&worker, report).await });
-            }
-            Err(tokio::sync::broadcast::error::RecvError::Lagged(lost)) => {
-                tracing::warn!(
-                    lost,
-                    "background process reports were lost: too many at once"
-                );
-            }
-            Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-        }
-    }
-}
-
-async fn deliver_report(runner: &Arc<TurnRunner>, report: ProcessNotification) {
-    if !idle(runner, &report.owner).await {
-        return;
-    }
-    if report.kind == NotificationKind::Completion
-        && runner
-            .tool_services
-            .processes
-            .is_completion_consumed(&report.process_id)
-    {
-        tracing::debug!(process = %report.process_id, "completion already seen by the agent");
-        return;
-    }
-    tracing::info!(
-        session = %report.owner, process = %report.process_id, kind = ?report.kind,
-        "a background process reports to its conversation"
-    );
-    // Process output, like a tool's result, reaches the model masked of secrets.
-    let text = runner
-        .tool_services
-        .masker()
-        .mask(&report.text)
-        .into_owned();
-    let unasked = Unasked {
-        text,
-        from: "process",
-        busy: Some(BusyPolicy::Queue),
-    };
-    run_unasked(runner, &report.owner, unasked).await;
-}
-
-/// Wait until `conversation` runs no turn; false when the daemon stops first.
-async fn idle(runner: &Arc<TurnRunner>, conversation: &str) -> bool {
-    let Some(live) = runner.hub.get(conversation) else {
-        return true;
-    };
-    loop {
-        let (mut events, _) = live.subscribe();
-        loop {
-            if !live.is_running() {
-                return true;
-            }
-            let received = tokio::select! {
-                () = runner.shutdown.cancelled() => return false,
-                received = events.recv() => received,
-            };
-            match received {
-                Received::Event(_) => {}
-                // Cut off for falling behind: subscribe again.
-                Received::Lagged => break,
-                Received::Closed => return true,
-            }
         }
     }
 }

@@ -60,6 +60,9 @@ impl Default for RegistryConfig {
     }
 }
 
+/// Who kills the processes of a conversation that goes, or of a daemon that stops.
+const KILL_ALL: &str = "kill_all";
+
 /// A started background process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spawned {
@@ -365,7 +368,8 @@ impl ProcessRegistry {
                 output: strip_ansi(state.output.last(2000)).into_owned(),
             }
         };
-        if session.state().watch.reports_completion() {
+        // A process stopped with its conversation (deleted) or the daemon has nobody to tell.
+        if session.state().watch.reports_completion() && event.termination_source != KILL_ALL {
             let text = completion_text(
                 &session.id,
                 &session.command,
@@ -470,7 +474,7 @@ impl ProcessRegistry {
         let mut kills = tokio::task::JoinSet::new();
         for id in ids {
             let registry = self.clone();
-            kills.spawn(async move { registry.kill_inner(&id, "kill_all", false).await });
+            kills.spawn(async move { registry.kill_inner(&id, KILL_ALL, false).await });
         }
         let mut killed = 0;
         while let Some(result) = kills.join_next().await {

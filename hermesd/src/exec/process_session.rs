@@ -99,10 +99,8 @@ pub(super) async fn drive(
                 Ok(n) => {
                     decoder.decode_into(&buf[..n], &mut text);
                     session.state().output.push(&text, n);
-                    // After the exit, late output is noise, as in Hermes.
-                    if status.is_none() {
-                        registry.watch_output(&session, &strip_ansi(&text));
-                    }
+                    // Until the output ends: the last line may be read after the exit.
+                    registry.watch_output(&session, &strip_ansi(&text));
                     text.clear();
                     if status.is_some() {
                         stop_draining_at = (tokio::time::Instant::now() + EXIT_DRAIN_IDLE).min(drain_limit);

@@ -5,7 +5,7 @@
 //!
 //! From the user's agent (depth 0) a delegation runs in the background: the tool answers at once,
 //! and when every child has ended their results re-enter the parent conversation as one new turn
-//! under its busy policy, whose answer also goes to the conversation's chat (`unattended`). An interrupt of the parent conversation stops every child, queued ones
+//! (after a running one), whose answer also goes to the conversation's chat (`unattended`). An interrupt of the parent conversation stops every child, queued ones
 //! included, and nothing re-enters. From an orchestrator child the call waits for its workers.
 //! A child's approval requests are asked of the user's conversation, labelled with the child.
 
@@ -518,7 +518,6 @@ async fn deliver(
     let unasked = Unasked {
         text: results_message(delegation_id, reports),
         from: "delegate_task",
-        busy: None,
     };
     // On a task of its own: the delegation's place is free while the results turn runs, and
     // its answer goes to the conversation's chat when it has one.

@@ -351,6 +351,31 @@ async fn a_process_tells_its_own_conversation_what_it_was_asked_to() {
 }
 
 #[tokio::test]
+async fn a_watched_line_printed_as_the_process_exits_is_still_reported() {
+    let registry = ProcessRegistry::default().scoped("conv_b");
+    let mut heard = registry.notifications();
+    for _ in 0..20 {
+        registry
+            .spawn(
+                &crate::policy::command::Clearance::unjudged("echo BUILD_OK"),
+                Path::new("/"),
+                test_env(),
+                Notify {
+                    on_complete: false,
+                    watch_patterns: vec!["BUILD_OK".into()],
+                },
+            )
+            .await
+            .unwrap();
+        let report = tokio::time::timeout(Duration::from_secs(10), heard.recv())
+            .await
+            .expect("a report for the last line")
+            .unwrap();
+        assert_eq!(report.kind, NotificationKind::WatchMatch);
+    }
+}
+
+#[tokio::test]
 async fn completion_events_list_and_errors() {
     let registry = ProcessRegistry::default();
     let mut events = registry.completion_events();
