@@ -132,7 +132,7 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    /// Wait until the screen shows `text` (10 s at most).
+    /// Wait until the screen shows `text` (30 s at most: a loaded machine is slow).
     pub async fn wait_for(&mut self, text: &str) -> String {
         self.wait_until(&format!("the screen shows {text:?}"), |tmux| {
             let screen = tmux.screen();
@@ -161,7 +161,7 @@ impl Tmux {
             && !mode.local_flags.contains(LocalFlags::ICANON)
     }
 
-    /// Look at the pane until `check` yields (10 s at most), again each time the pane gets
+    /// Look at the pane until `check` yields (30 s at most), again each time the pane gets
     /// output. tmux parses what it reads into the screen before serving a later command, so
     /// output counted on the FIFO is on the screen when it is looked at.
     pub async fn wait_until<T>(&mut self, what: &str, check: impl Fn(&Self) -> Option<T>) -> T {
@@ -174,7 +174,7 @@ impl Tmux {
                 self.output.arrived().await;
             }
         };
-        match tokio::time::timeout(Duration::from_secs(10), looked).await {
+        match tokio::time::timeout(Duration::from_secs(30), looked).await {
             Ok(found) => found,
             Err(_) => panic!("waited in vain until {what}:\n{}", self.screen()),
         }
