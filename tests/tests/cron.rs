@@ -384,6 +384,35 @@ async fn dangerous_commands_are_refused_in_cron_runs_by_default() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_jobs_delegation_waits_for_its_subagents_within_the_run() {
+    // A run's answer is delivered once, when it ends: results arriving later would reach nobody.
+    let server = FakeLlm::start(vec![
+        Reply::tool_call("delegate_task", r#"{"goal": "count the files"}"#),
+        Reply::text("the subagent counted 7 files"),
+    ])
+    .await;
+    server.route("YOUR TASK:\ncount the files", vec![Reply::text("7 files")]);
+    let home = CronHome::new(&server, "");
+    let job = hourly(&home, "Count the files with a subagent", &[]);
+    let (_, run) = run_and_wait(&home, &job).await;
+    assert_eq!(run["status"], "ok", "{run}");
+    let results: Vec<String> = server
+        .chat_requests()
+        .iter()
+        .flat_map(|r| r.tool_results())
+        .collect();
+    let delegated = results
+        .iter()
+        .find(|r| r.contains("delegation_id"))
+        .unwrap_or_else(|| panic!("{results:?}"));
+    assert!(
+        delegated.contains("7 files") && delegated.contains("ran synchronously"),
+        "{delegated}"
+    );
+    assert!(!delegated.contains("dispatched"), "{delegated}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn the_agent_schedules_a_job_from_chat_with_the_cronjob_tool() {
     let server = FakeLlm::start(vec![
         Reply::tool_call(

@@ -3,10 +3,12 @@
 //! the parent's tools minus [`DELEGATE_BLOCKED_TOOLS`] — run at most
 //! `delegation.max_concurrent_children` at once, the rest queued.
 //!
-//! From the user's agent (depth 0) a delegation runs in the background: the tool answers at once,
-//! and when every child has ended their results re-enter the parent conversation as one new turn
-//! (after a running one), whose answer also goes to the conversation's chat (`unattended`). An interrupt of the parent conversation stops every child, queued ones
-//! included, and nothing re-enters. From an orchestrator child the call waits for its workers.
+//! From the user's agent (depth 0) a delegation runs in the background: the tool answers at
+//! once, and when every child has ended their results re-enter the parent conversation as one
+//! new turn (after a running one), whose answer also goes to the conversation's chat
+//! (`unattended`). An interrupt of the parent conversation stops every child, queued ones
+//! included, and nothing re-enters. In a session whose answer is taken once, when its turn ends
+//! (cron, webhook, API), and from an orchestrator child, the call waits for its children.
 //! A child's approval requests are asked of the user's conversation, labelled with the child.
 
 mod prompt;
@@ -103,6 +105,29 @@ impl Delegator {
     }
 }
 
+/// Sources of sessions whose answer is taken once, when the turn ends: a cron job's run, a
+/// webhook's delivery, an API request. A delegation there waits for its children (as Hermes
+/// falls back when a session cannot receive a later message).
+/// (The gateway's `webhook::SOURCE` and `api::turn::SOURCE`; the agent does not reach up to it.)
+const ANSWERED_ONCE: [&str; 3] = ["cron", "webhook", "api_server"];
+
+/// Whether session `id` is one whose answer is taken once ([`ANSWERED_ONCE`]).
+async fn answered_once(runner: &Arc<TurnRunner>, id: &str) -> bool {
+    let id = id.to_string();
+    let row = runner
+        .store
+        .read(move |conn| store::get_session(conn, &id))
+        .await;
+    match row {
+        Ok(Some(row)) => ANSWERED_ONCE.contains(&row.source.as_str()),
+        Ok(None) => false,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the delegating session's source");
+            false
+        }
+    }
+}
+
 /// One child, made and not yet run.
 struct Child {
     task: DelegatedTask,
@@ -142,7 +167,10 @@ impl DelegateHandle for Delegator {
             .get(&root)
             .ok_or_else(|| ToolError::Failed(format!("conversation {root} is not loaded")))?;
         let caller = runner.hub.get(&ctx.scope.conversation);
-        let slot = if place.depth == 0 {
+        // An orchestrator needs its workers' results within its own turn; so does a session
+        // whose answer is taken once, when its turn ends.
+        let waits = place.depth > 0 || answered_once(&runner, &ctx.session_id).await;
+        let slot = if !waits {
             Some(background_slot(&root_live).ok_or_else(|| {
                 ToolError::Failed(format!(
                     "{MAX_BACKGROUND_DELEGATIONS} delegations of this conversation are still \
@@ -169,14 +197,22 @@ impl DelegateHandle for Delegator {
             session = %ctx.session_id, delegation = %delegation_id, depth,
             children = children.len(), "delegation started"
         );
-        if place.depth > 0 {
-            // An orchestrator needs its workers' results within its own turn.
+        if waits {
             let reports =
                 run_children(&runner, children, &chain, caller, &ctx.cancel, &settings).await;
-            return Ok(json!({
+            let mut result = json!({
                 "delegation_id": delegation_id,
                 "results": reports.iter().enumerate().map(|(i, r)| r.to_json(i)).collect::<Vec<_>>(),
-            }));
+            });
+            if place.depth == 0 {
+                result["note"] = json!(
+                    "Background delegation is not available in this session: its answer is \
+                     taken once, when this turn ends (a cron job, a webhook, an API request), so \
+                     a later message would reach nobody. The subagents ran synchronously and \
+                     their results are above."
+                );
+            }
+            return Ok(result);
         }
         let answer = json!({
             "status": "dispatched",
