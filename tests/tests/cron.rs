@@ -413,6 +413,31 @@ async fn a_jobs_delegation_waits_for_its_subagents_within_the_run() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_run_cannot_be_promised_a_background_processs_report() {
+    let server = FakeLlm::start(vec![
+        Reply::tool_call(
+            "terminal",
+            r#"{"command": "echo later", "background": true, "notify_on_complete": true}"#,
+        ),
+        Reply::text("started; I will poll it"),
+    ])
+    .await;
+    let home = CronHome::new(&server, "");
+    let job = hourly(&home, "Start the slow job", &[]);
+    let (_, run) = run_and_wait(&home, &job).await;
+    assert_eq!(run["status"], "ok", "{run}");
+    let result: Value = serde_json::from_str(&server.chat_requests()[1].tool_results()[0]).unwrap();
+    assert_eq!(result["notify_on_complete"], false, "{result}");
+    assert!(
+        result["notify_unsupported"]
+            .as_str()
+            .unwrap()
+            .contains("process(action='poll')"),
+        "{result}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn the_agent_schedules_a_job_from_chat_with_the_cronjob_tool() {
     let server = FakeLlm::start(vec![
         Reply::tool_call(

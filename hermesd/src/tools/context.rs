@@ -131,6 +131,20 @@ pub struct ToolSettings {
     pub main_sees_images: bool,
 }
 
+/// Sources of sessions that receive no message after their turn: a cron run, a webhook delivery
+/// and an API request have their answer taken once, when the turn ends; a subagent takes no
+/// input. (The gateway's `webhook::SOURCE` and `api::turn::SOURCE`, and the agent's
+/// `SUBAGENT_SOURCE`; tools do not reach up to them.)
+const NO_LATER_MESSAGES: [&str; 4] = ["cron", "webhook", "api_server", "subagent"];
+
+impl ToolSettings {
+    /// Whether the session can be told something after this turn — a background delegation's
+    /// results, a background process's report (as Hermes' `async_delivery_supported`).
+    pub fn receives_later_messages(&self) -> bool {
+        !NO_LATER_MESSAGES.contains(&self.skills.platform.as_str())
+    }
+}
+
 /// The session's side of skill activation: its platform and the tools it has.
 #[derive(Debug, Clone, Default)]
 pub struct SessionSkills {

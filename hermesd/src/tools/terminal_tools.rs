@@ -14,6 +14,12 @@ use super::{ApprovalDecision, ApprovalRequest, Concurrency, Tool, ToolContext, T
 use crate::exec;
 use crate::policy::command::{Clearance, Verdict};
 
+/// Why a background process will not report in this session (Hermes' words).
+const NOTIFY_UNSUPPORTED: &str = "notify_on_complete / watch_patterns are not available in this \
+    session — it cannot receive an async completion after the turn ends (a cron job, a webhook, \
+    an API request, a subagent). The process is running in the background; retrieve its result \
+    with process(action='poll') or process(action='wait').";
+
 pub struct TerminalTool;
 
 /// The result the model gets for a command it may not run.
@@ -57,17 +63,26 @@ impl Tool for TerminalTool {
         let login = ctx.services.login_env().await;
         let env = exec::child_env(&login, &[]);
         if args.background {
+            // A promise the session cannot keep is refused, as Hermes does.
+            let unsupported = (args.notify_on_complete || args.watch_patterns.is_some())
+                && !ctx.settings.receives_later_messages();
+            let mut args = args;
+            if unsupported {
+                args.notify_on_complete = false;
+                args.watch_patterns = None;
+            }
             let spawned = ctx
                 .scope
                 .processes
                 .spawn(&cleared, &cwd, env, args.notify())
                 .await
                 .map_err(|e| ToolError::Failed(format!("cannot start `{}`: {e}", args.command)))?;
-            return Ok(exec::background_started(
-                &spawned.session_id,
-                spawned.pid,
-                &args,
-            ));
+            let mut started = exec::background_started(&spawned.session_id, spawned.pid, &args);
+            if unsupported {
+                started["notify_on_complete"] = json!(false);
+                started["notify_unsupported"] = json!(NOTIFY_UNSUPPORTED);
+            }
+            return Ok(started);
         }
         let mut request = exec::RunRequest::new(&cleared, cwd, env);
         request.timeout = Duration::from_secs(

@@ -105,29 +105,6 @@ impl Delegator {
     }
 }
 
-/// Sources of sessions whose answer is taken once, when the turn ends: a cron job's run, a
-/// webhook's delivery, an API request. A delegation there waits for its children (as Hermes
-/// falls back when a session cannot receive a later message).
-/// (The gateway's `webhook::SOURCE` and `api::turn::SOURCE`; the agent does not reach up to it.)
-const ANSWERED_ONCE: [&str; 3] = ["cron", "webhook", "api_server"];
-
-/// Whether session `id` is one whose answer is taken once ([`ANSWERED_ONCE`]).
-async fn answered_once(runner: &Arc<TurnRunner>, id: &str) -> bool {
-    let id = id.to_string();
-    let row = runner
-        .store
-        .read(move |conn| store::get_session(conn, &id))
-        .await;
-    match row {
-        Ok(Some(row)) => ANSWERED_ONCE.contains(&row.source.as_str()),
-        Ok(None) => false,
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot read the delegating session's source");
-            false
-        }
-    }
-}
-
 /// One child, made and not yet run.
 struct Child {
     task: DelegatedTask,
@@ -169,7 +146,7 @@ impl DelegateHandle for Delegator {
         let caller = runner.hub.get(&ctx.scope.conversation);
         // An orchestrator needs its workers' results within its own turn; so does a session
         // whose answer is taken once, when its turn ends.
-        let waits = place.depth > 0 || answered_once(&runner, &ctx.session_id).await;
+        let waits = place.depth > 0 || !ctx.settings.receives_later_messages();
         let slot = if !waits {
             Some(background_slot(&root_live).ok_or_else(|| {
                 ToolError::Failed(format!(
