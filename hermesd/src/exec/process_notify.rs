@@ -81,6 +81,11 @@ impl Watcher {
         }
     }
 
+    /// Whether output is still scanned for watched texts.
+    pub(super) fn is_watching(&self) -> bool {
+        !self.patterns.is_empty() && !self.disabled
+    }
+
     /// Whether the process's end is to be reported.
     pub(super) fn reports_completion(&self) -> bool {
         self.on_complete
@@ -94,7 +99,7 @@ impl Watcher {
         chunk: &str,
         now: Instant,
     ) -> Option<(NotificationKind, String)> {
-        if self.patterns.is_empty() || self.disabled || chunk.is_empty() {
+        if !self.is_watching() || chunk.is_empty() {
             return None;
         }
         let matched = self.matched_lines(chunk);

@@ -100,7 +100,9 @@ pub(super) async fn drive(
                     decoder.decode_into(&buf[..n], &mut text);
                     session.state().output.push(&text, n);
                     // Until the output ends: the last line may be read after the exit.
-                    registry.watch_output(&session, &strip_ansi(&text));
+                    if session.state().watch.is_watching() {
+                        registry.watch_output(&session, &strip_ansi(&text));
+                    }
                     text.clear();
                     if status.is_some() {
                         stop_draining_at = (tokio::time::Instant::now() + EXIT_DRAIN_IDLE).min(drain_limit);
