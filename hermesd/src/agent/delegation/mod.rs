@@ -503,7 +503,8 @@ async fn notice(live: Option<&LiveSession>, kind: &str, text: impl FnOnce() -> S
 }
 
 /// A background delegation is over: its results re-enter the parent conversation as one turn
-/// under its busy policy — unless it was stopped, which the conversation is told instead.
+/// queued after a running one (`unattended`) — unless it was stopped, which the conversation is
+/// told instead.
 async fn deliver(
     runner: &Arc<TurnRunner>,
     root: &Arc<LiveSession>,
