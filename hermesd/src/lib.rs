@@ -5,6 +5,7 @@ pub mod agent;
 pub mod browser;
 pub mod cli;
 pub mod config;
+pub mod confine;
 pub mod cron;
 pub mod exec;
 pub mod export;

@@ -138,6 +138,7 @@ pub fn main(args: Args) -> ExitCode {
         tracing::info!("{notice}");
     }
     crate::residency::limit_heaps();
+    make_undumpable();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("hermesd")
@@ -185,6 +186,7 @@ async fn serve(prepared: Prepared, socket_flag: Option<&Path>) -> ExitCode {
         Err(e) => return fail(1, e),
     };
     warn_if_open_to_others(&home.dir);
+    start_confinement(&home, &process_env, &listener.path).await;
     let state = Arc::new(DaemonState::new(
         home,
         listener.path.clone(),
@@ -199,6 +201,41 @@ async fn serve(prepared: Prepared, socket_flag: Option<&Path>) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => fail(1, e),
+    }
+}
+
+/// Probe what the kernel enforces on the agent's processes and make it the confinement every
+/// spawn uses (`confine`).
+async fn start_confinement(home: &Home, process_env: &Env, socket: &Path) {
+    let user_home = process_env.get("HOME").map(std::path::PathBuf::from);
+    let layout = crate::confine::Layout {
+        policy: crate::policy::paths::PathPolicy::new(&home.dir, user_home.as_deref()),
+        socket: socket.to_path_buf(),
+        runtime_dir: process_env
+            .get("XDG_RUNTIME_DIR")
+            .filter(|d| !d.is_empty())
+            .map(std::path::PathBuf::from),
+        uid: nix::unistd::geteuid().as_raw(),
+    };
+    let state_dir = home.dir.join("confine");
+    let probed = tokio::task::spawn_blocking(move || {
+        crate::confine::Confinement::probe(layout, &state_dir, crate::exec::bash_path())
+    })
+    .await;
+    match probed {
+        Ok(confinement) => crate::confine::install(confinement),
+        Err(e) => {
+            tracing::error!(error = %e, "confinement: the probe failed; the command rules alone apply")
+        }
+    }
+}
+
+/// Close `/proc/<pid>/{environ,fd,mem,maps}` of the daemon to its children, as ssh-agent does:
+/// a process that is not dumpable is readable there only with `CAP_SYS_PTRACE` (and a confined
+/// child has no ptrace access to it at all).
+fn make_undumpable() {
+    if let Err(e) = nix::sys::prctl::set_dumpable(false) {
+        tracing::warn!(error = %e, "cannot clear the dumpable flag; /proc/<pid> of hermesd stays readable to its user");
     }
 }
 

@@ -39,6 +39,11 @@ fn print_status(ctx: &Context, s: &pb::GetStatusResponse) {
                 "name": m.name, "state": m.state, "tools": m.tools.len(),
                 "error": if m.error.is_empty() { serde_json::Value::Null } else { json!(m.error) },
             })).collect::<Vec<_>>(),
+            "confinement": s.confinement.as_ref().map(|c| json!({
+                "mode": c.mode, "landlock_abi": c.landlock_abi, "marked": c.marked,
+                "detail": c.detail,
+            })),
+            "caller": s.caller,
         }));
         return;
     }
@@ -64,6 +69,9 @@ fn print_status(ctx: &Context, s: &pb::GetStatusResponse) {
     output::line(format!("model     {model}"));
     output::line(format!("sessions  {} live", s.live_sessions));
     output::line(format!("database  {}", output::size(s.db_bytes)));
+    if let Some(c) = &s.confinement {
+        output::line(format!("confined  {}: {}", c.mode, c.detail));
+    }
     for server in &s.mcp_servers {
         output::line(format!(
             "mcp       {}",

@@ -107,6 +107,13 @@ pub async fn run_program(req: ProgramRequest, cancel: CancellationToken) -> Prog
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    if let Err(e) = crate::confine::confine(&mut command, &req.cwd) {
+        return spawn_failed(format!(
+            "cannot confine {} in {}: {e}",
+            req.program.display(),
+            req.cwd.display()
+        ));
+    }
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {

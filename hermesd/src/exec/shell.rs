@@ -97,6 +97,12 @@ pub(super) fn spawn_shell(
         .stdout(Stdio::from(writer))
         .stderr(Stdio::from(writer_for_stderr))
         .process_group(0);
+    crate::confine::confine(&mut cmd, cwd).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("confine a command in {}: {e}", cwd.display()),
+        )
+    })?;
     let spawned = cmd.spawn();
     // The Command holds our copies of the pipe's write end; close them so the
     // reader sees EOF once the command's processes are gone.

@@ -340,17 +340,19 @@ async fn connect(
             env,
             cwd,
         } => {
+            let workdir = cwd
+                .as_deref()
+                .map_or_else(|| ctx.home.clone(), PathBuf::from);
             let mut cmd = tokio::process::Command::new(command);
             cmd.args(args)
                 .env_clear()
                 .envs(safe_env())
                 .envs(env)
-                .current_dir(
-                    cwd.as_deref()
-                        .map_or_else(|| ctx.home.clone(), PathBuf::from),
-                )
+                .current_dir(&workdir)
                 .process_group(0)
                 .kill_on_drop(true);
+            crate::confine::confine(&mut cmd, &workdir)
+                .map_err(|e| format!("cannot confine `{command}`: {e}"))?;
             let (child, stderr) = TokioChildProcess::builder(cmd)
                 .stderr(std::process::Stdio::piped())
                 .spawn()

@@ -20,9 +20,13 @@ type LogStream = Pin<Box<dyn Stream<Item = Result<pb::LogLine, Status>> + Send>>
 impl pb::daemon_server::Daemon for DaemonService {
     async fn get_status(
         &self,
-        _request: Request<pb::GetStatusRequest>,
+        request: Request<pb::GetStatusRequest>,
     ) -> Result<Response<pb::GetStatusResponse>, Status> {
         let state = &self.state;
+        let agent = request
+            .extensions()
+            .get::<super::peer::PeerInfo>()
+            .is_some_and(|p| p.agent);
         let started_ms = state
             .started_at
             .duration_since(std::time::UNIX_EPOCH)
@@ -41,6 +45,8 @@ impl pb::daemon_server::Daemon for DaemonService {
             profile: state.home.profile.clone().unwrap_or_default(),
             started_at: Some(timestamp(started_ms)),
             mcp_servers: super::mcp_service::servers(state),
+            confinement: Some(confinement()),
+            caller: if agent { "agent" } else { "owner" }.into(),
         }))
     }
 
@@ -158,4 +164,25 @@ pub(super) async fn reload(state: &Arc<DaemonState>) -> Result<Vec<String>, Stat
                 "configuration not reloaded (the running one stays): {e}"
             ))
         })
+}
+
+/// The confinement in force, for the wire.
+fn confinement() -> pb::Confinement {
+    match crate::confine::current() {
+        Some(c) => {
+            let status = c.status();
+            pb::Confinement {
+                mode: status.mode.as_str().into(),
+                landlock_abi: status.landlock_abi,
+                marked: status.marked,
+                detail: status.detail,
+            }
+        }
+        None => pb::Confinement {
+            mode: crate::confine::Mode::None.as_str().into(),
+            landlock_abi: 0,
+            marked: false,
+            detail: "not probed".into(),
+        },
+    }
 }

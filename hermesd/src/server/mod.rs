@@ -19,9 +19,9 @@ mod skills_service;
 use std::{sync::Arc, time::Duration};
 
 use hermes_proto::{FILE_DESCRIPTOR_SET, pb};
-use tokio::net::{UnixListener, UnixStream};
+use tokio::net::UnixListener;
 use tokio_stream::Stream;
-use tonic::{service::InterceptorLayer, transport::Server};
+use tonic::transport::Server;
 
 use crate::state::DaemonState;
 pub use listener::Listener;
@@ -36,13 +36,16 @@ const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
 /// Connections from `listener`; a failed accept is logged and retried after a backoff.
 fn accept_with_backoff(
     listener: UnixListener,
-) -> impl Stream<Item = Result<UnixStream, std::io::Error>> {
+) -> impl Stream<Item = Result<peer::PeerStream, std::io::Error>> {
     futures_util::stream::unfold(
         (listener, ACCEPT_BACKOFF_MIN),
         |(listener, mut pause)| async move {
             loop {
                 match listener.accept().await {
-                    Ok((stream, _)) => return Some((Ok(stream), (listener, ACCEPT_BACKOFF_MIN))),
+                    Ok((stream, _)) => {
+                        let stream = peer::PeerStream::accept(stream);
+                        return Some((Ok(stream), (listener, ACCEPT_BACKOFF_MIN)));
+                    }
                     Err(e) => {
                         tracing::warn!(error = %e, pause_ms = pause.as_millis() as u64, "accept failed; retrying");
                         tokio::time::sleep(pause).await;
@@ -90,7 +93,7 @@ pub async fn serve(state: Arc<DaemonState>, listener: Listener) -> Result<(), Se
     let peer = peer::PeerCheck::for_current_user();
     let incoming = accept_with_backoff(listener.listener);
     let router = Server::builder()
-        .layer(InterceptorLayer::new(move |req| peer.intercept(req)))
+        .layer(peer::PeerGateLayer(peer))
         .add_service(health)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)

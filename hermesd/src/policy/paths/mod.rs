@@ -5,7 +5,7 @@
 //! tools, `search_files` (its root and every file it visits), `skill_view`, the terminal's
 //! working directory and the command rules all ask here.
 
-mod lists;
+pub mod lists;
 mod resolve;
 #[cfg(test)]
 mod tests;
@@ -78,6 +78,12 @@ impl PathPolicy {
     /// The daemon's home, real.
     pub fn hermes_home(&self) -> &Path {
         &self.home
+    }
+
+    /// The Hermes root (`~/.hermes`, or the parent of `profiles/` when the daemon runs a
+    /// profile), real when it exists.
+    pub fn hermes_root(&self) -> &Path {
+        &self.root
     }
 
     /// The user's home as the environment gives it.

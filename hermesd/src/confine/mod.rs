@@ -1,0 +1,364 @@
+//! Kernel confinement of everything the agent runs: terminal commands (foreground and
+//! background), `execute_code`, cron's pre-run scripts, MCP stdio servers, voice helpers — every
+//! child spawned through [`confine`]. The command judge asks before unusual actions; what must
+//! never happen is stopped here, by the kernel, on the child before `exec`, so no program, link
+//! or `/proc` path gets around it:
+//!
+//! - a private **mount namespace** (`mounts.rs`) in which the Hermes homes, the credential
+//!   directories and the shell start-up files are read-only, and the secrets (`.env`,
+//!   `auth.json`, the database and its journals, private keys, credential files), the daemon's
+//!   socket and the user's service manager are covered by empty read-only files and directories;
+//! - a **Landlock** domain (`landlock.rs`) that holds the covers in place (no mount calls), closes
+//!   `/proc/<pid>/…` of every process outside the domain (the daemon, the owner's shells) and the
+//!   abstract Unix sockets bound outside it;
+//! - a **seccomp** filter (`seccomp.rs`) that refuses terminal injection and marks the process
+//!   and all its descendants as the agent's, which the control plane reads (`is_agent`).
+//!
+//! What the kernel offers is probed once at start by confining a real child (`Confinement::probe`)
+//! and reported by `status` and `doctor`; where a part is missing the others still apply and the
+//! status says what is not enforced.
+
+#![allow(unsafe_code)] // fork-time system calls; each unsafe block says why it is sound
+
+mod landlock;
+pub mod mounts;
+mod seccomp;
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+pub use mounts::Layout;
+use mounts::{ChildMounts, Op};
+
+/// What is enforced on a confined child.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Mount namespace and Landlock: the whole boundary.
+    Full,
+    /// Landlock without a mount namespace (user namespaces refused): `/proc` of other processes
+    /// and mount calls are closed, files are guarded by the command rules only.
+    LandlockOnly,
+    /// Neither: the command rules alone.
+    None,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Full => "landlock+namespace",
+            Self::LandlockOnly => "landlock",
+            Self::None => "none",
+        }
+    }
+}
+
+/// The confinement in force, for `status` and `doctor`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    pub mode: Mode,
+    /// The kernel's Landlock ABI, 0 without Landlock.
+    pub landlock_abi: u32,
+    /// Whether children carry the agent's mark, so the control plane can tell them apart.
+    pub marked: bool,
+    /// One sentence: what is enforced, and what is not and why.
+    pub detail: String,
+}
+
+struct Namespace {
+    layout: Layout,
+    empty_file: PathBuf,
+    empty_dir: PathBuf,
+    as_root: bool,
+}
+
+/// The confinement every agent child gets; built once at start ([`Confinement::probe`]).
+pub struct Confinement {
+    mode: Mode,
+    landlock_abi: Option<u32>,
+    ruleset: Option<OwnedFd>,
+    /// The marking filter; empty when seccomp filters cannot be installed here.
+    filter: Vec<libc::sock_filter>,
+    namespace: Option<Namespace>,
+    /// How many seccomp filters the daemon itself carries (`None`: the kernel does not say).
+    own_filters: Option<u32>,
+    detail: String,
+}
+
+impl std::fmt::Debug for Confinement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Confinement")
+            .field("mode", &self.mode)
+            .field("landlock_abi", &self.landlock_abi)
+            .field("marked", &!self.filter.is_empty())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the child runs between `fork` and `exec`, all of it made before the fork.
+struct ChildPlan {
+    mounts: Option<ChildMounts>,
+    confinement: Arc<Confinement>,
+}
+
+impl ChildPlan {
+    /// In the child: the namespace and its covers, then Landlock, then the mark. Order matters:
+    /// Landlock forbids the mount calls, so the covers come first.
+    fn enter(&self) -> io::Result<()> {
+        if let Some(mounts) = &self.mounts {
+            mounts.enter()?;
+        }
+        if let Some(ruleset) = &self.confinement.ruleset {
+            landlock::restrict_self(ruleset.as_raw_fd())?;
+        }
+        let filter = &self.confinement.filter;
+        if !filter.is_empty() {
+            let program = libc::sock_fprog {
+                len: u16::try_from(filter.len()).unwrap_or(u16::MAX),
+                filter: filter.as_ptr().cast_mut(),
+            };
+            seccomp::install(&program)?;
+        }
+        Ok(())
+    }
+}
+
+impl Confinement {
+    /// Find out what this kernel enforces for a daemon laid out as `layout`, by confining a real
+    /// child (`bash -c :`) with each part and dropping the parts that fail. `state_dir` (inside the
+    /// daemon's home) holds the empty file and directory that hidden paths are covered with.
+    pub fn probe(layout: Layout, state_dir: &Path, probe_program: &Path) -> Arc<Self> {
+        let own_filters = seccomp::filters_of(Path::new("/proc/self"));
+        let landlock_abi = landlock::abi_version();
+        let ruleset = landlock_abi.and_then(|abi| landlock::ruleset(abi).ok());
+        let as_root = nix::unistd::geteuid().is_root();
+        let namespace = match mounts::ensure_empties(state_dir) {
+            Ok((empty_file, empty_dir)) => Some(Namespace {
+                layout,
+                empty_file,
+                empty_dir,
+                as_root,
+            }),
+            Err(e) => {
+                tracing::warn!(dir = %state_dir.display(), error = %e, "confinement: cannot make the empty covers");
+                None
+            }
+        };
+        let filter = if own_filters.is_some() {
+            seccomp::program()
+        } else {
+            Vec::new()
+        };
+        let mut candidate = Self {
+            mode: Mode::Full,
+            landlock_abi,
+            ruleset,
+            filter,
+            namespace,
+            own_filters,
+            detail: String::new(),
+        };
+        let mut lost = Vec::new();
+        loop {
+            if candidate.ruleset.is_none() && candidate.namespace.is_some() {
+                // Without Landlock a child could take the covers off or read around them
+                // through /proc/<pid>/root: a namespace alone is no boundary.
+                candidate.namespace = None;
+                lost.push(
+                    "Landlock is not available (Linux 5.13+ with landlock in lsm=)".to_string(),
+                );
+            }
+            let probe = Arc::new(candidate);
+            match probe.try_child(probe_program) {
+                Ok(()) => {
+                    candidate =
+                        Arc::into_inner(probe).unwrap_or_else(|| Self::none(lost.join("; ")));
+                    break;
+                }
+                Err(e) => {
+                    let mut failed =
+                        Arc::into_inner(probe).unwrap_or_else(|| Self::none(String::new()));
+                    if failed.namespace.take().is_some() {
+                        lost.push(format!(
+                            "no private mount namespace ({e}: user namespaces refused?)"
+                        ));
+                    } else if failed.ruleset.take().is_some() {
+                        lost.push(format!("Landlock refused ({e})"));
+                    } else if !failed.filter.is_empty() {
+                        failed.filter.clear();
+                        lost.push(format!("seccomp refused ({e})"));
+                    } else {
+                        lost.push(format!("a confined child cannot start ({e})"));
+                        candidate = failed;
+                        break;
+                    }
+                    candidate = failed;
+                }
+            }
+        }
+        candidate.mode = match (&candidate.namespace, &candidate.ruleset) {
+            (Some(_), Some(_)) => Mode::Full,
+            (None, Some(_)) => Mode::LandlockOnly,
+            _ => Mode::None,
+        };
+        candidate.detail = describe(candidate.mode, !candidate.filter.is_empty(), &lost);
+        match candidate.mode {
+            Mode::Full => tracing::info!(
+                mode = candidate.mode.as_str(),
+                "confinement: {}",
+                candidate.detail
+            ),
+            _ => tracing::warn!(
+                mode = candidate.mode.as_str(),
+                "confinement: {}",
+                candidate.detail
+            ),
+        }
+        Arc::new(candidate)
+    }
+
+    fn none(detail: String) -> Self {
+        Self {
+            mode: Mode::None,
+            landlock_abi: None,
+            ruleset: None,
+            filter: Vec::new(),
+            namespace: None,
+            own_filters: None,
+            detail,
+        }
+    }
+
+    /// Start `program -c :` confined, and wait for it.
+    fn try_child(self: &Arc<Self>, program: &Path) -> io::Result<()> {
+        let mut command = std::process::Command::new(program);
+        command
+            .args(["-c", ":"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let cwd = std::env::temp_dir();
+        let plan = Arc::new(self.child_plan(&cwd)?);
+        command.current_dir(&cwd);
+        // SAFETY: `enter` makes system calls only, on data made before the fork.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut command, move || plan.enter());
+        }
+        let status = command.status()?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(io::Error::other(format!("the probe exited with {status}")))
+        }
+    }
+
+    fn child_plan(self: &Arc<Self>, cwd: &Path) -> io::Result<ChildPlan> {
+        let mounts = match &self.namespace {
+            Some(ns) => {
+                let ops: Vec<Op> = ns.layout.plan(cwd);
+                Some(ChildMounts::new(
+                    &ops,
+                    cwd,
+                    &ns.empty_file,
+                    &ns.empty_dir,
+                    ns.as_root,
+                )?)
+            }
+            None => None,
+        };
+        Ok(ChildPlan {
+            mounts,
+            confinement: Arc::clone(self),
+        })
+    }
+
+    /// Confine the child `command` will start in `cwd` (which must be the command's working
+    /// directory). Fails only when the plan cannot be made (a path with a NUL byte).
+    pub fn apply(
+        self: &Arc<Self>,
+        command: &mut tokio::process::Command,
+        cwd: &Path,
+    ) -> io::Result<()> {
+        if self.mode == Mode::None && self.filter.is_empty() {
+            return Ok(());
+        }
+        let plan = self.child_plan(cwd)?;
+        // SAFETY: `enter` makes system calls only, on data made before the fork.
+        unsafe {
+            command.pre_exec(move || plan.enter());
+        }
+        Ok(())
+    }
+
+    /// What is enforced.
+    pub fn status(&self) -> Status {
+        Status {
+            mode: self.mode,
+            landlock_abi: self.landlock_abi.unwrap_or(0),
+            marked: !self.filter.is_empty(),
+            detail: self.detail.clone(),
+        }
+    }
+
+    /// Whether the process `pid` (a peer of the control socket) is the agent's: it carries more
+    /// seccomp filters than the daemon, so a confined child started it. A process that is gone
+    /// or unreadable counts as the agent's; without the mark nobody does.
+    pub fn is_agent(&self, pid: i32) -> bool {
+        let Some(own) = self.own_filters.filter(|_| !self.filter.is_empty()) else {
+            return false;
+        };
+        seccomp::filters_of(&Path::new("/proc").join(pid.to_string())).is_none_or(|n| n > own)
+    }
+
+    /// The covers a child working in `cwd` gets, in words (for `doctor`).
+    pub fn covers(&self, cwd: &Path) -> Vec<String> {
+        self.namespace
+            .as_ref()
+            .map(|ns| ns.layout.plan(cwd).iter().map(mounts::describe).collect())
+            .unwrap_or_default()
+    }
+}
+
+fn describe(mode: Mode, marked: bool, lost: &[String]) -> String {
+    let enforced = match mode {
+        Mode::Full => {
+            "the kernel hides the secrets and the daemon's socket from every process the agent runs, keeps the Hermes homes and shell start-up files read-only, and closes /proc of other processes"
+        }
+        Mode::LandlockOnly => {
+            "the kernel closes /proc of other processes and mount calls to the agent's processes; secret files are guarded by the command rules only"
+        }
+        Mode::None => "no kernel confinement: the command rules alone guard secret files",
+    };
+    let marked = if marked {
+        "; the agent's processes are marked and get no control of the daemon"
+    } else {
+        "; the agent's processes cannot be told apart on the control socket"
+    };
+    if lost.is_empty() {
+        format!("{enforced}{marked}")
+    } else {
+        format!("{enforced}{marked} (not enforced: {})", lost.join("; "))
+    }
+}
+
+static CURRENT: OnceLock<Arc<Confinement>> = OnceLock::new();
+
+/// Make `confinement` the one every spawn uses (once, at start).
+pub fn install(confinement: Arc<Confinement>) {
+    let _ = CURRENT.set(confinement);
+}
+
+/// The confinement in force, once the daemon has installed one.
+pub fn current() -> Option<&'static Arc<Confinement>> {
+    CURRENT.get()
+}
+
+/// Confine the child `command` will start in `cwd`: the one call every spawn of the agent's
+/// makes. Without an installed confinement (unit tests, tools run outside the daemon) nothing.
+pub fn confine(command: &mut tokio::process::Command, cwd: &Path) -> io::Result<()> {
+    match current() {
+        Some(confinement) => confinement.apply(command, cwd),
+        None => Ok(()),
+    }
+}

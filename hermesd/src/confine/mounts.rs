@@ -1,0 +1,380 @@
+//! The private mount namespace of a confined child: which paths are covered and how (`Plan`,
+//! built in the daemon before each spawn from the path policy's lists), and the system calls
+//! that enter the namespace and lay the covers (in the child, after `fork`, before `exec`).
+//!
+//! Four kinds of cover, laid shallowest path first so a deeper one wins inside a shallower one:
+//! - **read-only**: the path is bound onto itself and marked read-only, with everything below
+//!   (the Hermes homes, the credential directories of `~`, the shell start-up files);
+//! - **writable**: a hole in a read-only cover (a home's `cache/`; the user's home or working
+//!   directory when a Hermes home holds it, as in the tests' layout);
+//! - **hidden file**: an empty, read-only file is bound over it (`.env`, `auth.json`, the
+//!   database and its journals, private keys, the daemon's socket): it reads as empty, and
+//!   writing it fails;
+//! - **hidden directory**: an empty, read-only directory is bound over it.
+//!
+//! The covers exist only in the child's namespace: the daemon and the owner see the real files.
+//! Renaming or deleting a covered file from outside takes the cover off in the child (the
+//! kernel detaches mounts whose mount point goes away), so a long-running child could see a
+//! file written by rename after it started; it can never see one that existed when it started.
+
+use std::ffi::{CString, OsStr};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use crate::policy::paths::{PathPolicy, WriteVerdict, lists};
+
+/// How one path is covered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cover {
+    ReadOnly,
+    Writable,
+    HideFile,
+    HideDir,
+}
+
+/// One cover: a kind and a real path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Op {
+    pub cover: Cover,
+    pub path: PathBuf,
+}
+
+/// The places of one daemon that covers are computed from.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub policy: PathPolicy,
+    /// The daemon's socket.
+    pub socket: PathBuf,
+    /// `XDG_RUNTIME_DIR`, when set: its `hermes/` (socket, gateway locks), `bus` and `systemd/`
+    /// (the user's service manager, which would start a process outside the confinement).
+    pub runtime_dir: Option<PathBuf>,
+    pub uid: u32,
+}
+
+/// Credential directories whose entries are judged one by one (the public ones stay visible).
+const ENTRY_JUDGED_DIRS: &[&str] = lists::USER_PROTECTED_DIRS;
+/// What a Hermes home's children may write: results spilled by tools, voice, downloads.
+const HOME_WRITABLE: &[&str] = &["cache"];
+
+fn real(path: &Path) -> Option<PathBuf> {
+    std::fs::canonicalize(path).ok()
+}
+
+/// A path outside the kernel's virtual trees (a symlink into `/proc` or `/dev` is not covered).
+fn coverable(path: &Path) -> bool {
+    !["/proc", "/sys", "/dev"]
+        .iter()
+        .any(|virt| path.starts_with(virt))
+}
+
+impl Layout {
+    /// The Hermes homes that exist: the daemon's, the root and each profile of the root.
+    fn homes(&self) -> Vec<PathBuf> {
+        let mut homes = vec![self.policy.hermes_home().to_path_buf()];
+        homes.push(self.policy.hermes_root().to_path_buf());
+        let mut profiles = Vec::new();
+        for home in &homes {
+            if let Ok(entries) = std::fs::read_dir(home.join("profiles")) {
+                profiles.extend(entries.flatten().map(|e| e.path()));
+            }
+        }
+        homes.extend(profiles);
+        homes.into_iter().filter_map(|h| real(&h)).collect()
+    }
+
+    /// The covers for a child working in `cwd`, shallowest first.
+    pub fn plan(&self, cwd: &Path) -> Vec<Op> {
+        let mut ops = Ops::default();
+        for home in self.homes() {
+            let judged = lists::HOME_SECRETS
+                .iter()
+                .chain(lists::HOME_STATE)
+                .chain(lists::HOME_SECRET_DIRS);
+            for name in judged {
+                let path = home.join(name);
+                if self.policy.check_read(&path).is_err() {
+                    ops.add(Cover::HideFile, &path);
+                }
+            }
+            ops.add(Cover::ReadOnly, &home);
+            for name in HOME_WRITABLE {
+                ops.add(Cover::Writable, &home.join(name));
+            }
+        }
+        ops.add(Cover::HideFile, &self.socket);
+        if let Some(runtime) = &self.runtime_dir {
+            ops.add(Cover::HideDir, &runtime.join("hermes"));
+            ops.add(Cover::HideFile, &runtime.join("bus"));
+            ops.add(Cover::HideDir, &runtime.join("systemd"));
+        }
+        ops.add(
+            Cover::HideDir,
+            Path::new(&format!("/tmp/tmux-{}", self.uid)),
+        );
+        if let Some(user) = self.policy.user_home() {
+            for name in lists::USER_SECRETS {
+                ops.add(Cover::HideFile, &user.join(name));
+            }
+            for dir in ENTRY_JUDGED_DIRS {
+                let dir = user.join(dir);
+                if let Ok(entries) = std::fs::read_dir(&dir) {
+                    for entry in entries.flatten() {
+                        let path = entry.path();
+                        let judged = real(&path).unwrap_or_else(|| path.clone());
+                        if self.policy.check_read(&judged).is_err() {
+                            ops.add(Cover::HideFile, &path);
+                        }
+                    }
+                }
+                ops.add(Cover::ReadOnly, &dir);
+            }
+            for name in lists::SHELL_STARTUP {
+                ops.add(Cover::ReadOnly, &user.join(name));
+            }
+        }
+        // Holes for the work: the user's home and the working directory, when a read-only cover
+        // holds them and the policy lets the agent write there.
+        let places = [
+            self.policy.user_home().map(Path::to_path_buf),
+            Some(cwd.to_path_buf()),
+        ];
+        for place in places.into_iter().flatten().filter_map(|p| real(&p)) {
+            let inside_read_only = ops.0.iter().any(|op| {
+                op.cover == Cover::ReadOnly && place.starts_with(&op.path) && place != op.path
+            });
+            if inside_read_only
+                && self.policy.check_write(&place.join("x")) == WriteVerdict::Allowed
+            {
+                ops.add(Cover::Writable, &place);
+            }
+        }
+        let mut ops = ops.0;
+        ops.sort_by_key(|op| op.path.components().count());
+        ops
+    }
+}
+
+/// Covers being gathered: each real path once, the first kind given for it winning.
+#[derive(Default)]
+struct Ops(Vec<Op>);
+
+impl Ops {
+    fn add(&mut self, cover: Cover, path: &Path) {
+        let Some(path) = real(path).filter(|p| coverable(p)) else {
+            return;
+        };
+        let cover = match (cover, path.is_dir()) {
+            (Cover::HideFile | Cover::HideDir, true) => Cover::HideDir,
+            (Cover::HideFile | Cover::HideDir, false) => Cover::HideFile,
+            (other, _) => other,
+        };
+        if !self.0.iter().any(|op| op.path == path) {
+            self.0.push(Op { cover, path });
+        }
+    }
+}
+
+/// Everything the child needs, made before `fork`: nothing is allocated after it.
+#[derive(Debug)]
+pub struct ChildMounts {
+    /// `Some` when the child makes a user namespace first (not root): the maps to write.
+    user: Option<UserMaps>,
+    empty_file: CString,
+    empty_dir: CString,
+    ops: Vec<(Cover, CString)>,
+    /// Entered again once the covers are laid: the directory the child was started in is the
+    /// one under them, and a relative path must not reach past a cover through it.
+    cwd: CString,
+}
+
+#[derive(Debug)]
+struct UserMaps {
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+}
+
+fn c_path(path: &Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::other(format!("{} holds a NUL byte", path.display())))
+}
+
+impl ChildMounts {
+    /// The child's part of `ops`, covering hidden files with `empty_file` and hidden directories
+    /// with `empty_dir`; `as_root` when the daemon runs as root (no user namespace needed).
+    pub fn new(
+        ops: &[Op],
+        cwd: &Path,
+        empty_file: &Path,
+        empty_dir: &Path,
+        as_root: bool,
+    ) -> io::Result<Self> {
+        let user = (!as_root).then(|| {
+            let (uid, gid) = (nix::unistd::geteuid(), nix::unistd::getegid());
+            UserMaps {
+                uid_map: format!("{uid} {uid} 1\n").into_bytes(),
+                gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+            }
+        });
+        Ok(Self {
+            user,
+            empty_file: c_path(empty_file)?,
+            empty_dir: c_path(empty_dir)?,
+            ops: ops
+                .iter()
+                .map(|op| Ok((op.cover, c_path(&op.path)?)))
+                .collect::<io::Result<_>>()?,
+            cwd: c_path(cwd)?,
+        })
+    }
+
+    /// In the child: enter a new mount namespace (and user namespace when not root), stop
+    /// mount events flowing back out, and lay every cover. A cover whose path has gone since
+    /// the plan was made is skipped; any other failure stops the spawn.
+    pub fn enter(&self) -> io::Result<()> {
+        match &self.user {
+            Some(maps) => {
+                check(unsafe_unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS))?;
+                write_proc(c"/proc/self/setgroups", b"deny")?;
+                write_proc(c"/proc/self/uid_map", &maps.uid_map)?;
+                write_proc(c"/proc/self/gid_map", &maps.gid_map)?;
+            }
+            None => check(unsafe_unshare(libc::CLONE_NEWNS))?,
+        }
+        check(sys_mount(None, c"/", libc::MS_REC | libc::MS_SLAVE))?;
+        for (cover, path) in &self.ops {
+            let laid = match cover {
+                Cover::ReadOnly => check(sys_mount(Some(path), path, libc::MS_BIND | libc::MS_REC))
+                    .and_then(|()| set_read_only(path, true, true)),
+                Cover::Writable => check(sys_mount(Some(path), path, libc::MS_BIND))
+                    .and_then(|()| set_read_only(path, false, false)),
+                Cover::HideFile => check(sys_mount(Some(&self.empty_file), path, libc::MS_BIND))
+                    .and_then(|()| set_read_only(path, true, false)),
+                Cover::HideDir => check(sys_mount(Some(&self.empty_dir), path, libc::MS_BIND))
+                    .and_then(|()| set_read_only(path, true, false)),
+            };
+            match laid {
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+                other => other?,
+            }
+        }
+        // SAFETY: `cwd` is NUL-terminated.
+        check(unsafe { libc::chdir(self.cwd.as_ptr()) })
+    }
+}
+
+fn check(rc: libc::c_int) -> io::Result<()> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+fn unsafe_unshare(flags: libc::c_int) -> libc::c_int {
+    // SAFETY: unshare takes an integer.
+    unsafe { libc::unshare(flags) }
+}
+
+fn sys_mount(
+    source: Option<&CString>,
+    target: &std::ffi::CStr,
+    flags: libc::c_ulong,
+) -> libc::c_int {
+    let source = source.map_or(std::ptr::null(), |s| s.as_ptr());
+    // SAFETY: every pointer is a NUL-terminated string that outlives the call, or null.
+    unsafe {
+        libc::mount(
+            source,
+            target.as_ptr(),
+            std::ptr::null(),
+            flags,
+            std::ptr::null(),
+        )
+    }
+}
+
+/// Mark the mount at `path` read-only (`on`) or writable, with everything below it when
+/// `recursive` (`mount_setattr`, Linux 5.12: it keeps the flags the mount had, which a remount
+/// in a user namespace must repeat exactly).
+fn set_read_only(path: &std::ffi::CStr, on: bool, recursive: bool) -> io::Result<()> {
+    let attr = libc::mount_attr {
+        attr_set: if on { libc::MOUNT_ATTR_RDONLY } else { 0 },
+        attr_clr: if on { 0 } else { libc::MOUNT_ATTR_RDONLY },
+        propagation: 0,
+        userns_fd: 0,
+    };
+    let flags = if recursive { libc::AT_RECURSIVE } else { 0 };
+    // SAFETY: `path` is NUL-terminated and `attr` a valid struct of the size passed.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            flags,
+            &raw const attr,
+            std::mem::size_of::<libc::mount_attr>(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Write `data` to a `/proc/self` file in one call.
+fn write_proc(path: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
+    // SAFETY: `path` is NUL-terminated; `data` is a live slice; the descriptor is closed here.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let written = libc::write(fd, data.as_ptr().cast(), data.len());
+        let error = io::Error::last_os_error();
+        libc::close(fd);
+        if usize::try_from(written).ok() == Some(data.len()) {
+            Ok(())
+        } else {
+            Err(error)
+        }
+    }
+}
+
+/// The empty file and directory hidden paths are covered with, in `dir` (a place the children
+/// cannot write: inside the daemon's read-only home), made or repaired when needed.
+pub fn ensure_empties(dir: &Path) -> io::Result<(PathBuf, PathBuf)> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let (file, empty_dir) = (dir.join("empty"), dir.join("empty.d"));
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let file_ok = std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file() && m.len() == 0);
+    if !file_ok {
+        let _ = std::fs::remove_file(&file);
+        std::fs::write(&file, b"")?;
+    }
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o400))?;
+    let dir_ok = std::fs::read_dir(&empty_dir).is_ok_and(|mut d| d.next().is_none());
+    if !dir_ok {
+        let _ = std::fs::remove_dir_all(&empty_dir);
+        let _ = std::fs::remove_file(&empty_dir);
+        std::fs::DirBuilder::new().mode(0o500).create(&empty_dir)?;
+    }
+    Ok((file, empty_dir))
+}
+
+/// For logs and status: a cover in words.
+pub fn describe(op: &Op) -> String {
+    let what = match op.cover {
+        Cover::ReadOnly => "read-only",
+        Cover::Writable => "writable",
+        Cover::HideFile | Cover::HideDir => "hidden",
+    };
+    format!(
+        "{what} {}",
+        Path::new(OsStr::new(op.path.as_os_str())).display()
+    )
+}
