@@ -108,6 +108,9 @@ fn ensure_private_dir(dir: &Path) -> Result<(), String> {
 const BLOCKING_THREADS: usize = 8;
 
 pub fn main(args: Args) -> ExitCode {
+    // First, while there is one thread: the environment this process was started with leaves the
+    // block `/proc/<pid>/environ` shows.
+    let scrubbed = crate::confine::own_process::scrub_initial_environment();
     // The log's masker gates every line with the key shapes: they compile beside start-up.
     crate::policy::secrets::warm_up();
     let prepared = match prepare(&args) {
@@ -137,8 +140,11 @@ pub fn main(args: Args) -> ExitCode {
     for notice in &config.notices {
         tracing::info!("{notice}");
     }
+    if let Err(e) = scrubbed {
+        tracing::warn!(error = %e, "cannot wipe the initial environment block; /proc/<pid>/environ of hermesd keeps it");
+    }
     crate::residency::limit_heaps();
-    make_undumpable();
+    crate::confine::own_process::make_undumpable();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("hermesd")
@@ -227,15 +233,6 @@ async fn start_confinement(home: &Home, process_env: &Env, socket: &Path) {
         Err(e) => {
             tracing::error!(error = %e, "confinement: the probe failed; the command rules alone apply")
         }
-    }
-}
-
-/// Close `/proc/<pid>/{environ,fd,mem,maps}` of the daemon to its children, as ssh-agent does:
-/// a process that is not dumpable is readable there only with `CAP_SYS_PTRACE` (and a confined
-/// child has no ptrace access to it at all).
-fn make_undumpable() {
-    if let Err(e) = nix::sys::prctl::set_dumpable(false) {
-        tracing::warn!(error = %e, "cannot clear the dumpable flag; /proc/<pid> of hermesd stays readable to its user");
     }
 }
 

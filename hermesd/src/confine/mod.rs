@@ -22,6 +22,7 @@
 
 mod landlock;
 pub mod mounts;
+pub mod own_process;
 mod seccomp;
 
 use std::io;
@@ -83,7 +84,31 @@ pub struct Confinement {
     namespace: Option<Namespace>,
     /// How many seccomp filters the daemon itself carries (`None`: the kernel does not say).
     own_filters: Option<u32>,
+    /// The daemon runs as root: its children lose the capabilities that reach around the
+    /// covers ([`ROOT_CAPS_DROPPED`]).
+    as_root: bool,
     detail: String,
+}
+
+/// Capabilities a root child loses (from its bounding set, so nothing it runs gets them back):
+/// `CAP_SYS_PTRACE` (with it root reads `/proc/<pid>/environ` and `maps` of the daemon, which
+/// is not dumpable, and Landlock closes only the rest of `/proc/<pid>`), `CAP_DAC_READ_SEARCH`
+/// (`open_by_handle_at` opens a covered file by its handle), `CAP_SYS_MODULE` (kernel code),
+/// `CAP_SYS_RAWIO` (`/dev/mem`, port I/O), `CAP_BPF` and `CAP_PERFMON` (reading kernel and
+/// process memory).
+const ROOT_CAPS_DROPPED: &[libc::c_int] = &[19, 2, 16, 17, 39, 38];
+
+/// Drop [`ROOT_CAPS_DROPPED`] from the bounding set (in the child). A capability the kernel does
+/// not know is skipped. Async-signal-safe.
+fn drop_root_powers() -> io::Result<()> {
+    for cap in ROOT_CAPS_DROPPED {
+        // SAFETY: prctl on integers.
+        let rc = unsafe { libc::prctl(libc::PR_CAPBSET_DROP, *cap, 0, 0, 0) };
+        if rc != 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 impl std::fmt::Debug for Confinement {
@@ -108,6 +133,9 @@ impl ChildPlan {
     fn enter(&self) -> io::Result<()> {
         if let Some(mounts) = &self.mounts {
             mounts.enter()?;
+        }
+        if self.confinement.as_root {
+            drop_root_powers()?;
         }
         if let Some(ruleset) = &self.confinement.ruleset {
             landlock::restrict_self(ruleset.as_raw_fd())?;
@@ -157,6 +185,7 @@ impl Confinement {
             filter,
             namespace,
             own_filters,
+            as_root,
             detail: String::new(),
         };
         let mut lost = Vec::new();
@@ -226,6 +255,7 @@ impl Confinement {
             filter: Vec::new(),
             namespace: None,
             own_filters: None,
+            as_root: false,
             detail,
         }
     }
