@@ -229,6 +229,18 @@ async fn control_state(home: &TestHome) -> (Value, Value, Value, String, String)
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_agent_cannot_drive_the_daemon_from_its_commands() {
+    drive_the_daemon(false).await;
+}
+
+/// The socket reached another way than its path — a hard link the owner made in the project,
+/// which the covers do not know — meets the control plane's check of the caller: every process
+/// the agent runs carries the agent's mark, so its calls are refused, not the connection.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_way_around_the_hidden_socket_meets_the_agents_mark() {
+    drive_the_daemon(true).await;
+}
+
+async fn drive_the_daemon(through_a_link: bool) {
     let python = std::env::var("HERMESD_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
     let has_grpc = std::process::Command::new(&python)
         .args(["-c", "import grpc"])
@@ -267,7 +279,13 @@ async fn the_agent_cannot_drive_the_daemon_from_its_commands() {
     let pid = home.daemon_pid();
 
     let ctl = show(&hermes_tests::binary("hermesctl"));
-    let socket = show(&home.socket());
+    let socket = if through_a_link {
+        let link = project.join("sock");
+        std::fs::hard_link(home.socket(), &link).unwrap();
+        show(&link)
+    } else {
+        show(&home.socket())
+    };
     let h = show(home.path());
     let marker = show(&project.join("loot/mcp-ran"));
     let with_socket = format!("{ctl} --socket {socket}");
@@ -366,6 +384,17 @@ async fn the_agent_cannot_drive_the_daemon_from_its_commands() {
         "the agent drove the control plane: {broken:#?}\ntool results:\n{}",
         labelled.join("\n")
     );
+    if through_a_link {
+        let refused = labelled
+            .iter()
+            .filter(|r| r.contains("PERMISSION_DENIED") || r.contains("is the owner's"))
+            .count();
+        assert!(
+            refused >= 3,
+            "the link reached the daemon and its calls were refused as the agent's:\n{}",
+            labelled.join("\n")
+        );
+    }
 }
 
 /// The daemon's pid, its canary word in its environment (a variable no command gets), and a

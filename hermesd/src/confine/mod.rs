@@ -25,13 +25,14 @@ pub mod mounts;
 pub mod own_process;
 mod seccomp;
 
+use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 pub use mounts::Layout;
-use mounts::{ChildMounts, Op};
+use mounts::{ChildMounts, Op, c_path};
 
 /// What is enforced on a confined child.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,11 +68,80 @@ pub struct Status {
     pub detail: String,
 }
 
+/// The agent's mount namespace: laid once by a short-lived child, kept alive by the daemon's
+/// descriptors to it, joined by every confined child (`setns`), and laid again when its plan
+/// changes (a secret created or replaced, a profile added). A namespace per child cost the
+/// kernel's teardown of its mounts at every exit, a grace period the parent waits for; joining
+/// costs two system calls.
 struct Namespace {
     layout: Layout,
     empty_file: PathBuf,
     empty_dir: PathBuf,
     as_root: bool,
+    /// The program the laying child runs (`bash -c 'read _'`, ended by closing its stdin).
+    program: PathBuf,
+    current: Mutex<Option<Arc<SharedNs>>>,
+}
+
+/// One laid namespace: its plan and descriptors of its namespaces.
+struct SharedNs {
+    plan: Vec<Op>,
+    mnt: OwnedFd,
+    /// The user namespace it belongs to, when the daemon is not root.
+    user: Option<OwnedFd>,
+}
+
+impl Namespace {
+    /// The namespace for the covers as they are now, laid again when they changed.
+    fn current(&self) -> io::Result<Arc<SharedNs>> {
+        let plan = self.layout.plan();
+        let mut current = self
+            .current
+            .lock()
+            .map_err(|_| io::Error::other("the namespace lock is poisoned"))?;
+        if let Some(ns) = current.as_ref().filter(|ns| ns.plan == plan) {
+            return Ok(Arc::clone(ns));
+        }
+        let ns = Arc::new(self.lay(plan)?);
+        *current = Some(Arc::clone(&ns));
+        Ok(ns)
+    }
+
+    /// Start a child that makes the namespace and lays the covers, hold its namespaces by
+    /// descriptor, and let it go.
+    fn lay(&self, plan: Vec<Op>) -> io::Result<SharedNs> {
+        use std::os::unix::process::CommandExt;
+        let mounts = ChildMounts::new(&plan, &self.empty_file, &self.empty_dir, self.as_root)?;
+        let mut command = std::process::Command::new(&self.program);
+        command
+            .args(["-c", "read _"])
+            .current_dir("/")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        // SAFETY: `enter` makes system calls only, on data made before the fork.
+        unsafe {
+            command.pre_exec(move || mounts.enter());
+        }
+        let mut child = command.spawn()?;
+        let proc_dir = PathBuf::from(format!("/proc/{}/ns", child.id()));
+        let held = std::fs::File::open(proc_dir.join("mnt")).and_then(|mnt| {
+            let user = if self.as_root {
+                None
+            } else {
+                Some(OwnedFd::from(std::fs::File::open(proc_dir.join("user"))?))
+            };
+            Ok((OwnedFd::from(mnt), user))
+        });
+        drop(child.stdin.take());
+        let _ = child.wait();
+        let (mnt, user) = held?;
+        tracing::debug!(
+            covers = plan.len(),
+            "confinement: laid the agent's mount namespace"
+        );
+        Ok(SharedNs { plan, mnt, user })
+    }
 }
 
 /// The confinement every agent child gets; built once at start ([`Confinement::probe`]).
@@ -123,7 +193,9 @@ impl std::fmt::Debug for Confinement {
 
 /// What the child runs between `fork` and `exec`, all of it made before the fork.
 struct ChildPlan {
-    mounts: Option<ChildMounts>,
+    namespace: Option<Arc<SharedNs>>,
+    /// Entered after joining the namespace (`setns` moves a process to the namespace's root).
+    cwd: CString,
     confinement: Arc<Confinement>,
 }
 
@@ -131,8 +203,20 @@ impl ChildPlan {
     /// In the child: the namespace and its covers, then Landlock, then the mark. Order matters:
     /// Landlock forbids the mount calls, so the covers come first.
     fn enter(&self) -> io::Result<()> {
-        if let Some(mounts) = &self.mounts {
-            mounts.enter()?;
+        if let Some(ns) = &self.namespace {
+            // SAFETY: setns and chdir on live descriptors and a NUL-terminated path.
+            unsafe {
+                if let Some(user) = &ns.user
+                    && libc::setns(user.as_raw_fd(), libc::CLONE_NEWUSER) != 0
+                {
+                    return Err(io::Error::last_os_error());
+                }
+                if libc::setns(ns.mnt.as_raw_fd(), libc::CLONE_NEWNS) != 0
+                    || libc::chdir(self.cwd.as_ptr()) != 0
+                {
+                    return Err(io::Error::last_os_error());
+                }
+            }
         }
         if self.confinement.as_root {
             drop_root_powers()?;
@@ -167,6 +251,8 @@ impl Confinement {
                 empty_file,
                 empty_dir,
                 as_root,
+                program: probe_program.to_path_buf(),
+                current: Mutex::new(None),
             }),
             Err(e) => {
                 tracing::warn!(dir = %state_dir.display(), error = %e, "confinement: cannot make the empty covers");
@@ -284,21 +370,13 @@ impl Confinement {
     }
 
     fn child_plan(self: &Arc<Self>, cwd: &Path) -> io::Result<ChildPlan> {
-        let mounts = match &self.namespace {
-            Some(ns) => {
-                let ops: Vec<Op> = ns.layout.plan(cwd);
-                Some(ChildMounts::new(
-                    &ops,
-                    cwd,
-                    &ns.empty_file,
-                    &ns.empty_dir,
-                    ns.as_root,
-                )?)
-            }
+        let namespace = match &self.namespace {
+            Some(ns) => Some(ns.current()?),
             None => None,
         };
         Ok(ChildPlan {
-            mounts,
+            namespace,
+            cwd: c_path(cwd)?,
             confinement: Arc::clone(self),
         })
     }
@@ -341,11 +419,11 @@ impl Confinement {
         seccomp::filters_of(&Path::new("/proc").join(pid.to_string())).is_none_or(|n| n > own)
     }
 
-    /// The covers a child working in `cwd` gets, in words (for `doctor`).
-    pub fn covers(&self, cwd: &Path) -> Vec<String> {
+    /// The covers of the agent's namespace, in words (for `doctor`).
+    pub fn covers(&self) -> Vec<String> {
         self.namespace
             .as_ref()
-            .map(|ns| ns.layout.plan(cwd).iter().map(mounts::describe).collect())
+            .map(|ns| ns.layout.plan().iter().map(mounts::describe).collect())
             .unwrap_or_default()
     }
 }

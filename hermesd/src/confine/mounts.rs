@@ -38,6 +38,9 @@ pub enum Cover {
 pub struct Op {
     pub cover: Cover,
     pub path: PathBuf,
+    /// The covered file's identity (device, inode) when the plan was made: a file replaced by
+    /// rename since then is another file, and the namespace is laid again.
+    pub identity: (u64, u64),
 }
 
 /// The places of one daemon that covers are computed from.
@@ -83,8 +86,8 @@ impl Layout {
         homes.into_iter().filter_map(|h| real(&h)).collect()
     }
 
-    /// The covers for a child working in `cwd`, shallowest first.
-    pub fn plan(&self, cwd: &Path) -> Vec<Op> {
+    /// The covers of the agent's namespace, shallowest first.
+    pub fn plan(&self) -> Vec<Op> {
         let mut ops = Ops::default();
         for home in self.homes() {
             let judged = lists::HOME_SECRETS
@@ -133,12 +136,10 @@ impl Layout {
                 ops.add(Cover::ReadOnly, &user.join(name));
             }
         }
-        // Holes for the work: the user's home and the working directory, when a read-only cover
-        // holds them and the policy lets the agent write there.
-        let places = [
-            self.policy.user_home().map(Path::to_path_buf),
-            Some(cwd.to_path_buf()),
-        ];
+        // A hole for the work: the user's home, when a read-only cover holds it (a Hermes home
+        // that holds the user's home, as in the tests' layout) and the policy lets the agent
+        // write there.
+        let places = [self.policy.user_home().map(Path::to_path_buf)];
         for place in places.into_iter().flatten().filter_map(|p| real(&p)) {
             let inside_read_only = ops.0.iter().any(|op| {
                 op.cover == Cover::ReadOnly && place.starts_with(&op.path) && place != op.path
@@ -161,21 +162,31 @@ struct Ops(Vec<Op>);
 
 impl Ops {
     fn add(&mut self, cover: Cover, path: &Path) {
+        use std::os::unix::fs::MetadataExt;
         let Some(path) = real(path).filter(|p| coverable(p)) else {
             return;
         };
-        let cover = match (cover, path.is_dir()) {
+        let Ok(meta) = std::fs::metadata(&path) else {
+            return;
+        };
+        let identity = (meta.dev(), meta.ino());
+        let cover = match (cover, meta.is_dir()) {
             (Cover::HideFile | Cover::HideDir, true) => Cover::HideDir,
             (Cover::HideFile | Cover::HideDir, false) => Cover::HideFile,
             (other, _) => other,
         };
         if !self.0.iter().any(|op| op.path == path) {
-            self.0.push(Op { cover, path });
+            self.0.push(Op {
+                cover,
+                path,
+                identity,
+            });
         }
     }
 }
 
-/// Everything the child needs, made before `fork`: nothing is allocated after it.
+/// What the child that lays the namespace needs, made before `fork`: nothing is allocated
+/// after it.
 #[derive(Debug)]
 pub struct ChildMounts {
     /// `Some` when the child makes a user namespace first (not root): the maps to write.
@@ -183,9 +194,6 @@ pub struct ChildMounts {
     empty_file: CString,
     empty_dir: CString,
     ops: Vec<(Cover, CString)>,
-    /// Entered again once the covers are laid: the directory the child was started in is the
-    /// one under them, and a relative path must not reach past a cover through it.
-    cwd: CString,
 }
 
 #[derive(Debug)]
@@ -194,7 +202,7 @@ struct UserMaps {
     gid_map: Vec<u8>,
 }
 
-fn c_path(path: &Path) -> io::Result<CString> {
+pub(super) fn c_path(path: &Path) -> io::Result<CString> {
     CString::new(path.as_os_str().as_bytes())
         .map_err(|_| io::Error::other(format!("{} holds a NUL byte", path.display())))
 }
@@ -202,13 +210,7 @@ fn c_path(path: &Path) -> io::Result<CString> {
 impl ChildMounts {
     /// The child's part of `ops`, covering hidden files with `empty_file` and hidden directories
     /// with `empty_dir`; `as_root` when the daemon runs as root (no user namespace needed).
-    pub fn new(
-        ops: &[Op],
-        cwd: &Path,
-        empty_file: &Path,
-        empty_dir: &Path,
-        as_root: bool,
-    ) -> io::Result<Self> {
+    pub fn new(ops: &[Op], empty_file: &Path, empty_dir: &Path, as_root: bool) -> io::Result<Self> {
         let user = (!as_root).then(|| {
             let (uid, gid) = (nix::unistd::geteuid(), nix::unistd::getegid());
             UserMaps {
@@ -224,12 +226,11 @@ impl ChildMounts {
                 .iter()
                 .map(|op| Ok((op.cover, c_path(&op.path)?)))
                 .collect::<io::Result<_>>()?,
-            cwd: c_path(cwd)?,
         })
     }
 
-    /// In the child: enter a new mount namespace (and user namespace when not root), stop
-    /// mount events flowing back out, and lay every cover. A cover whose path has gone since
+    /// In the child that lays the namespace: enter a new mount namespace (and user namespace
+    /// when not root), stop mount events flowing back out, and lay every cover. A cover whose path has gone since
     /// the plan was made is skipped; any other failure stops the spawn.
     pub fn enter(&self) -> io::Result<()> {
         match &self.user {
@@ -258,8 +259,7 @@ impl ChildMounts {
                 other => other?,
             }
         }
-        // SAFETY: `cwd` is NUL-terminated.
-        check(unsafe { libc::chdir(self.cwd.as_ptr()) })
+        Ok(())
     }
 }
 

@@ -24,12 +24,26 @@ fn lay_out(root: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     for dir in ["skills", "memories", "scripts", "cache", "profiles/work"] {
         std::fs::create_dir_all(hermes.join(dir)).unwrap();
     }
-    for file in [".env", "auth.json", "config.yaml", "hermesd.db", "hermesd.db-wal", "SOUL.md"] {
+    for file in [
+        ".env",
+        "auth.json",
+        "config.yaml",
+        "hermesd.db",
+        "hermesd.db-wal",
+        "SOUL.md",
+    ] {
         std::fs::write(hermes.join(file), "x").unwrap();
     }
     std::fs::write(hermes.join("profiles/work/.env"), "x").unwrap();
     std::fs::create_dir_all(user.join(".ssh")).unwrap();
-    for file in [".ssh/id_ed25519", ".ssh/id_ed25519.pub", ".ssh/config", ".bashrc", ".profile", ".netrc"] {
+    for file in [
+        ".ssh/id_ed25519",
+        ".ssh/id_ed25519.pub",
+        ".ssh/config",
+        ".bashrc",
+        ".profile",
+        ".netrc",
+    ] {
         std::fs::write(user.join(file), "x").unwrap();
     }
     std::fs::create_dir_all(user.join("project")).unwrap();
@@ -86,12 +100,12 @@ async fn main() {
     let mut samples: Vec<Duration> = (0..runs)
         .map(|_| {
             let started = Instant::now();
-            std::hint::black_box(layout.plan(&project));
+            std::hint::black_box(layout.plan());
             started.elapsed()
         })
         .collect();
     rows.push(Row::from_samples(
-        format!("the plan of one spawn ({} covers)", layout.plan(&project).len()),
+        format!("the plan of one spawn ({} covers)", layout.plan().len()),
         &mut samples,
         "",
     ));
