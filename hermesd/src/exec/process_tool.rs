@@ -14,7 +14,7 @@ use super::process::{ProcessRegistry, not_found};
 use super::terminal::lenient_int;
 use crate::policy::command::{Clearance, complete_commands};
 
-/// The most input held back waiting for a newline or `;`.
+/// The most input held back waiting to complete a command.
 const MAX_PENDING_STDIN: usize = 64 * 1024;
 
 /// Who decides whether a write to a background process's stdin may go ahead: the tool layer,
@@ -250,7 +250,8 @@ impl ProcessRegistry {
     }
 
     /// `write`: send data to the process's stdin (no newline added), once `gate` clears it.
-    /// Only complete commands (up to a newline or `;`) reach the process; the rest waits for
+    /// Only complete commands reach the process (a newline or `;`, and for a shell also past
+    /// open quotes, continuations and here-documents: `complete_commands`); the rest waits for
     /// the write that completes it, and is judged with it.
     pub async fn write_stdin(&self, session_id: &str, data: &str, gate: &dyn StdinGate) -> Value {
         let Some(s) = self.get(session_id) else {
@@ -271,10 +272,12 @@ impl ProcessRegistry {
         if !cleared.covers_stdin(&stdin.pending, data) {
             return json!({"status": "blocked", "error": "the write was not cleared by the command policy"});
         }
-        let (complete, rest) = complete_commands(&stdin.pending, data);
+        let (complete, rest) = complete_commands(&s.command, &stdin.pending, data);
         if rest.len() > MAX_PENDING_STDIN {
             return json!({"status": "error", "error": format!(
-                "input without a newline or `;` is over {MAX_PENDING_STDIN} bytes; end it with a newline"
+                "input that does not complete a command yet (no newline or `;`, or an open quote, a \
+                 trailing backslash or a here-document without its delimiter line) is over \
+                 {MAX_PENDING_STDIN} bytes; complete it"
             )});
         }
         let text: String = complete.concat();
@@ -290,7 +293,8 @@ impl ProcessRegistry {
                 let mut reply = json!({"status": "ok", "bytes_written": data.chars().count()});
                 if !rest.is_empty() {
                     reply["held"] = json!(format!(
-                        "{} characters wait for a newline or `;` before they are sent",
+                        "{} characters wait to complete a command (a newline or `;`, a closing \
+                         quote or a here-document's delimiter line) before they are sent",
                         rest.chars().count()
                     ));
                 }

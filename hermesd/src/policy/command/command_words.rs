@@ -1,70 +1,46 @@
-//! The command-position words of a command line — wrappers (`sudo`, `env`…), assignments and
-//! the executable of every command start — and, per top-level segment, each such word with its
-//! de-obfuscated spelling, computed once per command for the rules that look at programs.
+//! The command-position words of a command line — wrappers (`sudo`, `env`, `timeout`…, see
+//! `wrappers`), assignments and the executable of every command start — and, per top-level
+//! segment, each such word with its de-obfuscated spelling, computed once per command for the
+//! rules that look at programs.
 
 use std::borrow::Cow;
 
 use super::shell::{command_starts, lowercase, read_word, top_level_segments};
-use super::words::{deobfuscate_word, is_env_assignment};
+use super::words::deobfuscate_word;
+use super::wrappers::{Skipper, Step};
 
-const COMMAND_WRAPPERS: [&str; 8] = [
-    "sudo", "env", "exec", "nohup", "setsid", "time", "command", "builtin",
-];
-const SUDO_OPTIONS_WITH_ARG: [&str; 10] = [
-    "-c",
-    "--close-from",
-    "-g",
-    "--group",
-    "-h",
-    "--host",
-    "-p",
-    "--prompt",
-    "-u",
-    "--user",
-];
+/// How many words at a command start are read for its program (wrappers, their options and
+/// assignments included).
+const MAX_PREFIX_WORDS: usize = 12;
 
 /// `(start, end)` of every command-position word (wrappers, assignments and the executable).
 pub(super) fn command_word_spans(command: &str) -> Vec<(usize, usize)> {
     command_word_spans_at(command, &command_starts(command))
 }
 
-/// [`command_word_spans`] given the command starts of `command`.
+/// [`command_word_spans`] given the command starts of `command`. A wrapper's options, their
+/// values and its operands (`sudo -u bob`, `timeout 60`) are skipped as the wrapper reads
+/// them ([`Skipper`]).
 pub(super) fn command_word_spans_at(command: &str, starts: &[usize]) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
     for &command_start in starts {
         let mut pos = command_start;
-        let mut prefix_words = 0;
-        let mut skip_wrapper_options = false;
-        let mut skip_next_wrapper_arg = false;
-        while prefix_words < 12 {
+        let mut skipper = Skipper::default();
+        for _ in 0..MAX_PREFIX_WORDS {
             let (start, end) = read_word(command, pos);
             if start == end {
                 break;
             }
-            let deobfuscated = deobfuscate_word(&command[start..end]);
-            let lower = lowercase(&deobfuscated);
             pos = end;
-            prefix_words += 1;
-            if skip_next_wrapper_arg {
-                skip_next_wrapper_arg = false;
-                continue;
+            let deobfuscated = deobfuscate_word(&command[start..end]);
+            match skipper.step(&lowercase(&deobfuscated)) {
+                Step::Argument | Step::CommandLine(_) => {}
+                Step::Assignment | Step::Wrapper => spans.push((start, end)),
+                Step::Program => {
+                    spans.push((start, end));
+                    break;
+                }
             }
-            if skip_wrapper_options && lower.starts_with('-') {
-                let name = lower.split('=').next().unwrap_or_default();
-                skip_next_wrapper_arg =
-                    !lower.contains('=') && SUDO_OPTIONS_WITH_ARG.contains(&name);
-                continue;
-            }
-            spans.push((start, end));
-            if COMMAND_WRAPPERS.contains(&&*lower) {
-                skip_wrapper_options = lower == "sudo" || lower == "env";
-                continue;
-            }
-            if is_env_assignment(&deobfuscated) {
-                skip_wrapper_options = false;
-                continue;
-            }
-            break;
         }
     }
     spans

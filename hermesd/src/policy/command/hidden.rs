@@ -5,7 +5,9 @@
 //! makes.
 
 use super::Danger;
+use super::lex::shlex_split;
 use super::shell::basename;
+use super::wrappers::{Runs, program};
 
 /// Key of an awk program that runs commands.
 pub const AWK_COMMAND_KEY: &str = "awk program runs a command (system(), a pipe)";
@@ -58,12 +60,24 @@ const GIT_PROGRAM_SUFFIXES: &[&str] = &[
 const PLAIN_PAGERS: &[&str] = &["", "cat", "less", "more", "less -r", "less -R", "less -FRX"];
 
 /// The code one segment (`words`, split) runs unseen, if any; `piped` when the segment reads
-/// the output of the one before it (`… | sh`).
+/// the output of the one before it (`… | sh`). The program is found through its wrappers
+/// (`… | timeout 5 sh`, `sudo -u bob git -c …`; see `wrappers`); a wrapper that runs a shell
+/// (`… | sudo -s`) is a shell reading the pipe.
 pub(crate) fn segment_code(words: &[String], piped: bool) -> Option<Danger> {
-    let at = words.iter().position(|w| {
-        !w.contains('=')
-            && !["sudo", "env", "command", "exec", "nohup", "time"].contains(&w.as_str())
-    })?;
+    segment_code_at(words, piped, 0)
+}
+
+fn segment_code_at(words: &[String], piped: bool, depth: usize) -> Option<Danger> {
+    let at = match program(words) {
+        Runs::Program(at) => at,
+        // A command line a wrapper runs (`script -qc sh`), followed once more.
+        Runs::CommandLine(line) if depth < 2 => {
+            let inner = shlex_split(line, false)?;
+            return segment_code_at(&inner, piped, depth + 1);
+        }
+        Runs::Shell if piped => return Some(Danger::named(PIPE_SHELL_KEY)),
+        Runs::CommandLine(_) | Runs::Shell | Runs::Nothing => return None,
+    };
     let name = basename(&words[at]);
     let args = &words[at + 1..];
     let key = if AWKS.contains(&name) {
@@ -228,5 +242,25 @@ mod tests {
         assert_eq!(key("cat x | bash -s -- a"), Some(PIPE_SHELL_KEY));
         assert_eq!(key("cat x | bash build.sh"), None);
         assert_eq!(key("false || sh"), None);
+    }
+
+    #[test]
+    fn programs_are_found_through_wrappers() {
+        assert_eq!(key("printf 'x' | timeout 5 sh"), Some(PIPE_SHELL_KEY));
+        assert_eq!(key("printf 'x' | nice -n 5 bash -s"), Some(PIPE_SHELL_KEY));
+        assert_eq!(key("printf 'x' | sudo -s"), Some(PIPE_SHELL_KEY));
+        assert_eq!(
+            key("printf 'x' | script -qc sh /dev/null"),
+            Some(PIPE_SHELL_KEY)
+        );
+        assert_eq!(
+            key("sudo -u bob git -c core.pager='sh -c id' log"),
+            Some(GIT_PROGRAM_KEY)
+        );
+        assert_eq!(
+            key("timeout 5 awk 'BEGIN {system(\"id\")}'"),
+            Some(AWK_COMMAND_KEY)
+        );
+        assert_eq!(key("printf 'x' | timeout 5 sort"), None);
     }
 }

@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use super::lex::decode_quoting;
 use super::normalize::{HomeFolds, normalize_with, parser_limit_exceeded};
 use super::protected::{Reach, reach};
 use super::stdin::{INTERPRETER_WRITE_KEY, complete_commands, runs_interpreter};
@@ -155,9 +156,10 @@ impl CommandPolicy {
     }
 
     /// Judge writing `data` to the stdin of a background process started with
-    /// `process_command` in `cwd`, whose buffer holds `pending` (text not yet ended by a newline
-    /// or `;`). Every command the write completes is judged as a command; any write to an
-    /// interpreter is asked.
+    /// `process_command` in `cwd`, whose buffer holds `pending` (text that does not complete a
+    /// command yet: see [`complete_commands`]). Every command the write completes is judged as a
+    /// command, a here-document with its body; any write to an interpreter (found through the
+    /// wrappers it runs under) is asked.
     pub fn judge_stdin(
         &self,
         process_command: &str,
@@ -165,7 +167,7 @@ impl CommandPolicy {
         pending: &str,
         data: &str,
     ) -> Verdict {
-        let (complete, _rest) = complete_commands(pending, data);
+        let (complete, _rest) = complete_commands(process_command, pending, data);
         let mut asks = Vec::new();
         if runs_interpreter(process_command) && !data.is_empty() {
             asks.push(Ask {
@@ -232,7 +234,8 @@ impl CommandPolicy {
             );
         }
         let mut asks = Vec::new();
-        let reached = reach(command, cwd, &self.paths);
+        // The path rules split the command themselves: they get it with `$'…'` decoded.
+        let reached = reach(&decode_quoting(command), cwd, &self.paths);
         match reached.reach {
             Some(Reach::DaemonState(path)) => {
                 return (Some(daemon_state_message(&path)), Vec::new());

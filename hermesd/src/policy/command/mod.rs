@@ -20,15 +20,23 @@ mod nested;
 mod normalize;
 mod patterns;
 mod protected;
+mod reader;
 mod shell;
 mod stdin;
 mod variants;
 mod words;
+mod wrappers;
 
 #[cfg(test)]
 mod behaviour_tests;
 #[cfg(test)]
 mod judge_tests;
+#[cfg(test)]
+mod quoting_tests;
+#[cfg(test)]
+mod reader_tests;
+#[cfg(test)]
+mod stdin_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -3,7 +3,9 @@
 //! Mirrors Hermes' `_normalize_command_for_detection`: strip ANSI/ECMA-48 escapes and NUL
 //! bytes, NFKC-fold (fullwidth letters etc.), join backslash-newline continuations, fold the
 //! absolute Hermes home and user home into `~/.hermes/` and `~/`, drop backslash escapes and
-//! empty `''`/`""` literals, and expand `$IFS` / `${IFS…}` to a space.
+//! empty `''`/`""` literals, and expand `$IFS` / `${IFS…}` to a space. One step more than
+//! Hermes, before the folds: bash's `$'…'` and `$"…"` quoting is decoded
+//! ([`decode_quoting`]: `$'\x72\x6d'` → `rm`), so every rule sees the word bash runs.
 
 use std::borrow::Cow;
 #[cfg(test)]
@@ -14,6 +16,7 @@ use regex::{Captures, Regex};
 use unicode_normalization::UnicodeNormalization;
 
 use super::super::ansi::strip_ansi;
+use super::lex::decode_quoting;
 
 const MAX_COMMAND_CHARS: usize = 128_000;
 const MAX_SEPARATOR_FREE_CHARS: usize = 4_096;
@@ -195,6 +198,9 @@ pub(super) fn normalize_with(command: &str, folds: &HomeFolds) -> String {
     }
     if text.contains('\\') {
         text = replace(&LINE_CONTINUATION, text, "");
+    }
+    if let Cow::Owned(decoded) = decode_quoting(&text) {
+        text = Cow::Owned(decoded);
     }
     text = folds.apply(text);
     if text.contains('\\') {
