@@ -61,6 +61,15 @@ impl TestHome {
         self.path().join("u")
     }
 
+    /// A working directory of the fake user's (`~/work`, made on first use): the place for
+    /// what a test's commands create and delete. The Hermes home itself is read-only to every
+    /// process the agent runs.
+    pub fn work_dir(&self) -> PathBuf {
+        let dir = self.user_home().join("work");
+        std::fs::create_dir_all(&dir).expect("create ~/work");
+        dir
+    }
+
     pub fn socket(&self) -> PathBuf {
         self.path().join("hermesd.sock")
     }

@@ -353,3 +353,50 @@ async fn responses_chain_by_previous_response_id_and_can_be_fetched_and_deleted(
         .count();
     assert_eq!(api_sessions, 1);
 }
+
+/// A process the agent runs that found the key (here it is given it) still cannot use the API:
+/// its connection carries the agent's mark and is refused with 403, while the owner's client
+/// with the same key is served.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_agents_own_processes_are_refused_whatever_key_they_hold() {
+    let probe = format!(
+        "python3 -c \"import urllib.request as u, urllib.error as e\n\
+         r = u.Request('BASE/v1/models', headers={{'Authorization': 'Bearer {KEY}'}})\n\
+         try:\n    print('status', u.urlopen(r).status)\n\
+         except e.HTTPError as x:\n    print('status', x.code)\""
+    );
+    let llm = FakeLlm::start(vec![]).await;
+    let (home, _daemon, base) = serve(&llm, "").await;
+    let probe = probe.replace("BASE", &base);
+    llm.push(Reply::tool_call(
+        "terminal",
+        &serde_json::json!({ "command": probe }).to_string(),
+    ));
+    llm.push(Reply::text("tried"));
+    let work = home.work_dir();
+    let out = home
+        .ctl_async(&["send", "--json", "--yolo", "--cwd", work.to_str().unwrap(), "try the API"])
+        .await
+        .json();
+    assert_eq!(out["answer"], "tried", "{out}");
+    let results = tool_results(&llm);
+    assert!(
+        results.iter().any(|r| r.contains("status 403")),
+        "the agent's process is refused: {results:?}"
+    );
+    let owner = reqwest_free_status(&format!("{base}/v1/models")).await;
+    assert_eq!(owner, 200, "the owner's client with the same key is served");
+}
+
+/// The status of a GET with the key, from the test process itself (the owner).
+async fn reqwest_free_status(url: &str) -> u16 {
+    let script = format!(
+        "import urllib.request as u\nr = u.Request('{url}', headers={{'Authorization': 'Bearer {KEY}'}})\nprint(u.urlopen(r).status)"
+    );
+    let out = tokio::process::Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .await
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0)
+}

@@ -271,7 +271,7 @@ async fn an_interrupt_of_the_parent_stops_every_child_and_the_queued_one_never_s
 async fn a_childs_dangerous_command_is_asked_of_the_parents_client() {
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
-    let doomed = home.path().join("doomed");
+    let doomed = home.work_dir().join("doomed");
     std::fs::create_dir_all(doomed.join("inside")).unwrap();
     let goal = "tidy-the-scratch-dir";
     let server = FakeLlm::start(vec![
@@ -289,7 +289,7 @@ async fn a_childs_dangerous_command_is_asked_of_the_parents_client() {
     );
     home.use_fake_model(&server, "");
     home.ctl_async(&["status"]).await.ok();
-    let session = hermes_tests::events::create_session(&home.socket(), home.path()).await;
+    let session = hermes_tests::events::create_session(&home.socket(), &home.work_dir()).await;
     let mut client = Attached::open(&home.socket(), &session.id, 0, false).await;
     client.until("replay_done").await;
     client

@@ -113,7 +113,7 @@ async fn an_interrupt_stops_a_running_command() {
     let _stop = StopOnDrop(&home);
     configure(&home, &server, "");
     home.ctl_async(&["status"]).await.ok();
-    let session = events::create_session(&home.socket(), home.path()).await;
+    let session = events::create_session(&home.socket(), &home.work_dir()).await;
     let mut client = Attached::open(&home.socket(), &session.id, 0, false).await;
     client.until("replay_done").await;
     client
@@ -166,8 +166,8 @@ async fn turn_with_answer(
     home: &TestHome,
     answer: Option<&str>,
 ) -> (Vec<pb::SessionEvent>, std::path::PathBuf) {
-    let session = events::create_session(&home.socket(), home.path()).await;
-    let victim = home.path().join("victim");
+    let session = events::create_session(&home.socket(), &home.work_dir()).await;
+    let victim = home.work_dir().join("victim");
     std::fs::create_dir_all(victim.join("inner")).unwrap();
     let mut client = Attached::open(&home.socket(), &session.id, 0, false).await;
     client.until("replay_done").await;
@@ -270,9 +270,10 @@ async fn without_an_interactive_client_dangerous_commands_are_denied_unless_yolo
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
     configure(&home, &server, "");
-    let victim = home.path().join("victim");
+    let victim = home.work_dir().join("victim");
     std::fs::create_dir_all(&victim).unwrap();
-    let cwd = home.path().to_str().unwrap();
+    let work = home.work_dir();
+    let cwd = work.to_str().unwrap();
     let out = home
         .ctl_async(&["send", "--json", "--cwd", cwd, "clean"])
         .await
@@ -324,7 +325,7 @@ async fn approval_for_the_session_covers_the_next_match() {
     let _stop = StopOnDrop(&home);
     configure(&home, &server, "");
     home.ctl_async(&["status"]).await.ok();
-    std::fs::create_dir_all(home.path().join("victim2")).unwrap();
+    std::fs::create_dir_all(home.work_dir().join("victim2")).unwrap();
     let (seen, victim) = turn_with_answer(&home, Some("session")).await;
     let asked = seen
         .iter()
@@ -334,7 +335,7 @@ async fn approval_for_the_session_covers_the_next_match() {
         asked, 1,
         "the second rm -rf was covered by the session approval"
     );
-    assert!(!victim.exists() && !home.path().join("victim2").exists());
+    assert!(!victim.exists() && !home.work_dir().join("victim2").exists());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -387,13 +388,13 @@ async fn hermesctl_send_on_a_terminal_asks_inline() {
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
     configure(&home, &server, "");
-    let victim = home.path().join("victim");
+    let victim = home.work_dir().join("victim");
     std::fs::create_dir_all(&victim).unwrap();
     let ctl = hermes_tests::binary("hermesctl");
     let line = format!(
         "{} send --cwd {} 'clean up'",
         ctl.display(),
-        home.path().display()
+        home.work_dir().display()
     );
     let mut script = home.command(std::path::Path::new("script"));
     script
@@ -433,7 +434,8 @@ async fn approval_always_is_remembered_across_sessions_and_restarts() {
     assert!(!victim.exists());
     home.ctl_async(&["daemon", "restart"]).await.ok();
     std::fs::create_dir_all(&victim).unwrap();
-    let cwd = home.path().to_str().unwrap();
+    let work = home.work_dir();
+    let cwd = work.to_str().unwrap();
     let out = home
         .ctl_async(&["send", "--json", "--cwd", cwd, "again"])
         .await

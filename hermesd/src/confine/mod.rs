@@ -24,6 +24,7 @@ mod landlock;
 pub mod mounts;
 pub mod own_process;
 mod seccomp;
+pub mod tcp_peer;
 
 use std::ffi::CString;
 use std::io;

@@ -63,6 +63,19 @@ impl ApiError {
         }
     }
 
+    /// A client that is one of the agent's own processes: the API is the owner's.
+    pub fn agent_process() -> Self {
+        Self {
+            kind: "permission_error",
+            code: Some("agent_process"),
+            ..Self::new(
+                StatusCode::FORBIDDEN,
+                "this connection comes from a process hermesd started for the agent; the API \
+                 server is the owner's",
+            )
+        }
+    }
+
     pub fn busy(limit: usize) -> Self {
         Self {
             kind: "rate_limit_error",

@@ -33,6 +33,8 @@ use crate::config::settings::ApiServerSettings;
 
 /// The running server's shared state.
 pub struct ApiServer {
+    /// The address the server listens on (its side of every connection).
+    local: Option<std::net::SocketAddr>,
     gateway: Arc<Gateway>,
     settings: ApiServerSettings,
     /// `None`: no limit (`max_concurrent_runs: 0`).
@@ -78,7 +80,9 @@ pub async fn start(gateway: Arc<Gateway>, settings: ApiServerSettings, status: S
     let permits = (settings.max_concurrent_runs > 0)
         .then(|| Arc::new(Semaphore::new(settings.max_concurrent_runs)));
     let shutdown = gateway.shutdown.clone();
+    let local = listener.local_addr().ok();
     let api = Arc::new(ApiServer {
+        local,
         gateway,
         settings,
         permits,
@@ -88,6 +92,7 @@ pub async fn start(gateway: Arc<Gateway>, settings: ApiServerSettings, status: S
     let app = router(Arc::clone(&api));
     status.connected();
     tracing::info!(%listen, "api_server: listening");
+    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await;
@@ -136,10 +141,27 @@ async fn not_found(request: Request) -> ApiError {
     )
 }
 
-/// The key, then draining: what every route but `/health` passes first.
+/// The caller, the key, then draining: what every route but `/health` passes first. A loopback
+/// client that is one of the agent's processes (it carries the agent's mark, `confine`) is
+/// refused whatever key it found: it may do no more than the agent's own tools.
 async fn guard(State(api): State<Arc<ApiServer>>, request: Request, next: Next) -> Response {
     if request.method() == Method::OPTIONS {
         return next.run(request).await;
+    }
+    let client = request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|info| info.0);
+    if let Some((client, server)) = client.filter(|c| c.ip().is_loopback()).zip(api.local) {
+        let agent = tokio::task::spawn_blocking(move || {
+            crate::confine::tcp_peer::loopback_client_is_agent(client, server)
+        })
+        .await
+        .unwrap_or(true);
+        if agent {
+            tracing::warn!(%client, "api_server: refused a process of the agent's");
+            return ApiError::agent_process().into_response();
+        }
     }
     let given = request
         .headers()
