@@ -73,7 +73,11 @@ impl pb::daemon_server::Daemon for DaemonService {
         &self,
         _request: Request<pb::DoctorRequest>,
     ) -> Result<Response<pb::DoctorResponse>, Status> {
-        let mut checks = vec![home_check(&self.state), model_check(&self.state)];
+        let mut checks = vec![
+            home_check(&self.state),
+            model_check(&self.state),
+            confinement_check(),
+        ];
         let integrity = self
             .state
             .store
@@ -115,6 +119,33 @@ fn check(name: &str, ok: bool, detail: &str, hint: &str) -> pb::DoctorCheck {
         detail: detail.into(),
         hint: hint.into(),
     }
+}
+
+/// What the kernel enforces on the agent's processes: ok only with the whole boundary (a mount
+/// namespace, Landlock and the mark); the covers are listed in the detail.
+fn confinement_check() -> pb::DoctorCheck {
+    let Some(confinement) = crate::confine::current() else {
+        return check("confinement", false, "not probed", "");
+    };
+    let status = confinement.status();
+    let whole = status.mode == crate::confine::Mode::Full && status.marked;
+    let mut detail = format!("{}: {}", status.mode.as_str(), status.detail);
+    if whole {
+        detail.push_str(&format!(
+            "; covers: {}",
+            confinement.covers().join(", ")
+        ));
+    }
+    check(
+        "confinement",
+        whole,
+        &detail,
+        if whole {
+            ""
+        } else {
+            "see docs/security.md, \"Kernels that offer less\": allow unprivileged user namespaces (kernel.unprivileged_userns_clone=1, or an AppArmor profile for hermesd on Ubuntu) and boot with landlock in lsm="
+        },
+    )
 }
 
 fn home_check(state: &DaemonState) -> pb::DoctorCheck {
