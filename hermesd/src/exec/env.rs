@@ -1,18 +1,24 @@
 //! The environment commands run with: the user's login environment, captured
 //! once (at daemon start and on reload), and the per-command child
-//! environment built from it with Hermes secrets stripped.
+//! environment built from it: the allow-listed variables (`env_allowlist.rs`)
+//! and those the user passes through, never Hermes' provider credentials.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
 use super::env_blocklist::PROVIDER_ENV_BLOCKLIST;
+use crate::config::settings::EnvPassthrough;
+
+#[path = "env_allowlist.rs"]
+mod allowlist;
 
 /// How long the login shell may take to print its environment.
 const CAPTURE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -27,11 +33,9 @@ const BASH_INIT_FILES: &str = "~/.profile ~/.bash_profile ~/.bashrc";
 pub const FORCE_PREFIX: &str = "_HERMES_FORCE_";
 /// Prefix of the daemon's own internal variables; never passed to commands.
 const DAEMON_INTERNAL_PREFIX: &str = "HERMESD_";
-/// Name suffixes treated as secrets unless passed through explicitly.
+/// Name suffixes of an `extra` variable (set by hermesd itself) or of the
+/// capturing shell's environment that are dropped unless passed through.
 const SECRET_SUFFIXES: &[&str] = &["_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD"];
-/// Secret-looking names owned by the user's own tools, kept as Python does
-/// (stripping the Claude Code OAuth token logs the user out, Python #55878).
-const SECRET_SUFFIX_EXEMPT: &[&str] = &["CLAUDE_CODE_OAUTH_TOKEN"];
 /// Active-virtualenv markers that would redirect other projects' tooling.
 const VENV_MARKERS: &[&str] = &["VIRTUAL_ENV", "CONDA_PREFIX"];
 /// Shell bookkeeping not worth copying from the capturing shell.
@@ -57,11 +61,13 @@ pub enum EnvOrigin {
     DaemonFallback,
 }
 
-/// The user's login environment, captured once and reused for every command.
+/// The user's login environment, captured once and reused for every command,
+/// with the user's `terminal.env_passthrough` in force.
 #[derive(Clone)]
 pub struct LoginEnv {
     vars: Vec<(OsString, OsString)>,
     origin: EnvOrigin,
+    passthrough: Arc<[EnvPassthrough]>,
 }
 
 impl std::fmt::Debug for LoginEnv {
@@ -73,6 +79,7 @@ impl std::fmt::Debug for LoginEnv {
                 "names",
                 &self.vars.iter().map(|(k, _)| k).collect::<Vec<_>>(),
             )
+            .field("passthrough", &self.passthrough)
             .finish()
     }
 }
@@ -80,7 +87,35 @@ impl std::fmt::Debug for LoginEnv {
 impl LoginEnv {
     /// Wraps an explicit set of variables (tests, or a daemon-built env).
     pub fn from_vars(vars: Vec<(OsString, OsString)>, origin: EnvOrigin) -> Self {
-        Self { vars, origin }
+        Self {
+            vars,
+            origin,
+            passthrough: Arc::from([]),
+        }
+    }
+
+    /// These variables with `passthrough` (`terminal.env_passthrough`) in force instead of
+    /// what was; a listed Hermes provider credential is logged and stays out.
+    pub fn with_passthrough(&self, passthrough: Arc<[EnvPassthrough]>) -> Self {
+        for listed in passthrough.iter() {
+            if is_hard_blocked(&listed.name, &listed.name.to_ascii_uppercase()) {
+                tracing::warn!(
+                    name = %listed.name,
+                    "terminal.env_passthrough names a variable Hermes keeps from every command \
+                     (a provider credential or hermesd's own); it is not passed"
+                );
+            }
+        }
+        Self {
+            vars: self.vars.clone(),
+            origin: self.origin.clone(),
+            passthrough,
+        }
+    }
+
+    /// The `terminal.env_passthrough` in force.
+    pub fn passthrough(&self) -> &[EnvPassthrough] {
+        &self.passthrough
     }
 
     /// All captured variables.
@@ -114,7 +149,7 @@ pub async fn capture_login_env() -> LoginEnv {
         }
     };
     let base: Vec<_> = std::env::vars_os()
-        .filter(|(k, _)| !is_stripped(k, &[]))
+        .filter(|(k, _)| !is_stripped(k, |_| false))
         .collect();
     match run_capture(&shell, base).await {
         Ok(vars) => LoginEnv::from_vars(vars, EnvOrigin::LoginShell(shell)),
@@ -194,6 +229,11 @@ pub(super) async fn run_capture(
         .stderr(Stdio::null())
         .process_group(0)
         .kill_on_drop(true);
+    // The login shell runs start-up files the agent could have created (one that did not
+    // exist is not covered), so it runs confined like everything the agent runs; and a
+    // SIGHUP the agent sends must not make the daemon run them outside.
+    crate::confine::confine(&mut cmd, Path::new("/"))
+        .map_err(|e| format!("confine {}: {e}", shell.display()))?;
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("spawn {}: {e}", shell.display()))?;
@@ -287,40 +327,65 @@ fn is_hard_blocked(name: &str, upper: &str) -> bool {
         || VENV_MARKERS.contains(&name)
 }
 
-fn looks_secret(name: &str, upper: &str) -> bool {
-    SECRET_SUFFIXES.iter().any(|s| upper.ends_with(s)) && !SECRET_SUFFIX_EXEMPT.contains(&name)
+fn looks_secret(upper: &str) -> bool {
+    SECRET_SUFFIXES.iter().any(|s| upper.ends_with(s))
 }
 
-/// True when `key` must not reach a command's environment.
-fn is_stripped(key: &OsStr, passthrough: &[&str]) -> bool {
+/// True when `key` must not reach the capturing shell, or (from `extra`) a
+/// command: hard-blocked, or secret-shaped and not passed through.
+fn is_stripped(key: &OsStr, passed: impl Fn(&str) -> bool) -> bool {
     let Some(name) = key.to_str() else {
         return false;
     };
     let upper = name.to_ascii_uppercase();
-    is_hard_blocked(name, &upper) || (looks_secret(name, &upper) && !passthrough.contains(&name))
+    is_hard_blocked(name, &upper) || (looks_secret(&upper) && !passed(name))
 }
 
-/// Builds a command's environment from the login env plus `extra` (which
-/// wins), dropping provider keys, platform tokens, `*_API_KEY`, `*_TOKEN`,
-/// `*_SECRET`, `*_PASSWORD`, the daemon's internal variables and virtualenv
-/// markers, and completing PATH with the standard system directories.
-/// An `extra` key prefixed `_HERMES_FORCE_` is set under its real name.
+/// Builds a command's environment: the login environment's allow-listed
+/// variables (`env_allowlist.rs`) and those `terminal.env_passthrough` names
+/// (the login environment's value, else the daemon's own), then `extra`
+/// (which wins; a secret-shaped name of it needs passing through), completing
+/// PATH with the standard system directories. Everything else is dropped.
+/// Hermes' provider credentials, the daemon's internal variables and
+/// virtualenv markers never pass. An `extra` key prefixed `_HERMES_FORCE_` is
+/// set under its real name.
 pub fn child_env(login: &LoginEnv, extra: &[(String, String)]) -> Vec<(OsString, OsString)> {
     child_env_with_passthrough(login, extra, &[])
 }
 
-/// [`child_env`], additionally keeping the secret-looking variables named in
-/// `passthrough` (skill-declared or configured). Hermes provider credentials
-/// stay stripped even when listed.
+/// [`child_env`], additionally passing the variables named in `passthrough`
+/// (a skill's `required_environment_variables`). Hermes provider credentials
+/// stay out even when listed.
 pub fn child_env_with_passthrough(
     login: &LoginEnv,
     extra: &[(String, String)],
     passthrough: &[&str],
 ) -> Vec<(OsString, OsString)> {
+    let passed = |name: &str| {
+        passthrough.contains(&name) || login.passthrough.iter().any(|p| p.name == name)
+    };
     let mut env: Vec<(OsString, OsString)> = Vec::with_capacity(login.vars.len() + extra.len() + 1);
     for (key, value) in &login.vars {
-        if !is_stripped(key, passthrough) {
+        // A name that is not UTF-8 is on no list.
+        let Some(name) = key.to_str() else {
+            continue;
+        };
+        if is_hard_blocked(name, &name.to_ascii_uppercase()) {
+            continue;
+        }
+        if passed(name) || allowlist::is_allowed(name, &value.to_string_lossy()) {
             env.push((key.clone(), value.clone()));
+        }
+    }
+    for listed in login.passthrough.iter() {
+        let Some(value) = &listed.value else {
+            continue;
+        };
+        let name = listed.name.as_str();
+        if !is_hard_blocked(name, &name.to_ascii_uppercase())
+            && !env.iter().any(|(k, _)| k.as_os_str() == OsStr::new(name))
+        {
+            env.push((OsString::from(name), OsString::from(value)));
         }
     }
     for (key, value) in extra {
@@ -329,7 +394,7 @@ pub fn child_env_with_passthrough(
                 real
             }
             Some(_) => continue,
-            None if is_stripped(OsStr::new(key), passthrough) => continue,
+            None if is_stripped(OsStr::new(key), passed) => continue,
             None => key.as_str(),
         };
         env.retain(|(k, _)| k.as_os_str() != OsStr::new(name));

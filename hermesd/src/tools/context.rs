@@ -8,7 +8,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::policy::{command::CommandPolicy, paths::PathPolicy};
 use crate::{
-    config::{Settings, settings::SkillsSection},
+    config::{
+        Settings,
+        settings::{EnvPassthrough, SkillsSection},
+    },
     exec::{LoginEnv, ProcessRegistry, RegistryConfig, capture_login_env},
     memory::MemorySettings,
     policy::SecretMasker,
@@ -212,6 +215,8 @@ pub struct ToolServices {
     pub processes: ProcessRegistry,
     /// The user's login environment, captured once per start and on reload.
     login_env: tokio::sync::RwLock<Option<Arc<LoginEnv>>>,
+    /// `terminal.env_passthrough`, set on start and reload; the login environment carries it.
+    env_passthrough: std::sync::RwLock<Arc<[EnvPassthrough]>>,
     /// Settings tools read outside a turn (whether they are offered), set on start and reload.
     memory_settings: std::sync::RwLock<MemorySettings>,
     skills_settings: std::sync::RwLock<Arc<SkillsSection>>,
@@ -258,6 +263,7 @@ impl ToolServices {
             paths,
             processes,
             login_env: tokio::sync::RwLock::new(None),
+            env_passthrough: std::sync::RwLock::new(Arc::from([])),
             memory_settings: std::sync::RwLock::new(MemorySettings::default()),
             skills_settings: std::sync::RwLock::new(Arc::default()),
             skills: SkillsLibrary::default(),
@@ -344,6 +350,9 @@ impl ToolServices {
     pub fn apply_config(&self, settings: &Settings) {
         self.processes
             .set_max_per_owner(settings.terminal.max_background);
+        if let Ok(mut passthrough) = self.env_passthrough.write() {
+            *passthrough = Arc::from(settings.terminal.env_passthrough.as_slice());
+        }
         for notice in self.set_denied_commands(&settings.approvals.deny) {
             tracing::warn!("{notice}");
         }
@@ -392,26 +401,40 @@ impl ToolServices {
         self.memory_settings.read().map(|s| *s).unwrap_or_default()
     }
 
+    /// `terminal.env_passthrough` in force.
+    fn env_passthrough(&self) -> Arc<[EnvPassthrough]> {
+        match self.env_passthrough.read() {
+            Ok(p) => Arc::clone(&p),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
     /// Capture the login environment again (daemon start and reload); never per command.
     pub async fn refresh_login_env(&self) {
         let mut slot = self.login_env.write().await;
-        *slot = Some(Arc::new(capture_login_env().await));
+        let captured = capture_login_env().await;
+        *slot = Some(Arc::new(captured.with_passthrough(self.env_passthrough())));
     }
 
-    /// The captured login environment, capturing it now if start-up has not yet.
+    /// The captured login environment with `terminal.env_passthrough` in force, capturing it
+    /// now if start-up has not yet.
     pub async fn login_env(&self) -> Arc<LoginEnv> {
-        if let Some(env) = self.login_env.read().await.as_ref() {
+        let passthrough = self.env_passthrough();
+        if let Some(env) = self.login_env.read().await.as_ref()
+            && *env.passthrough() == *passthrough
+        {
             return Arc::clone(env);
         }
         let mut slot = self.login_env.write().await;
-        match slot.as_ref() {
-            Some(env) => Arc::clone(env),
-            None => {
-                let env = Arc::new(capture_login_env().await);
-                *slot = Some(Arc::clone(&env));
-                env
-            }
-        }
+        let env = match slot.as_ref() {
+            Some(env) if *env.passthrough() == *passthrough => return Arc::clone(env),
+            // A reload changed the list; the capture itself still holds.
+            Some(env) => env.with_passthrough(passthrough),
+            None => capture_login_env().await.with_passthrough(passthrough),
+        };
+        let env = Arc::new(env);
+        *slot = Some(Arc::clone(&env));
+        env
     }
 }
 

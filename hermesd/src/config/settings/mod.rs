@@ -59,7 +59,7 @@ pub use session_reset::{ResetMode, ResetPolicy, SessionResetSection};
 pub use skills::SkillsSection;
 pub use stt::{SttProvider, SttSection};
 pub use telegram_groups::{GroupRules, MentionPatterns, StrangerDm};
-pub use terminal::{DEFAULT_MAX_BACKGROUND, TerminalSection};
+pub use terminal::{DEFAULT_MAX_BACKGROUND, EnvPassthrough, TerminalSection};
 pub use toolsets::ToolsetSelection;
 pub use tts::{TtsProvider, TtsSection};
 pub use voice_command::CommandProvider;
@@ -126,8 +126,9 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Read every section of `tree`; `env` supplies `HERMES_CRON_TIMEOUT`, `HOME` and
-    /// `HERMES_REDACT_SECRETS`. The notices say what was not usable and what is used instead.
+    /// Read every section of `tree`; `env` supplies `HERMES_CRON_TIMEOUT`, `HOME`,
+    /// `HERMES_REDACT_SECRETS` and the values of `terminal.env_passthrough`. The notices say
+    /// what was not usable and what is used instead.
     pub fn read(tree: &Value, env: &Env) -> (Self, Vec<String>) {
         let mut r = Reader::new(tree);
         for key in MAPPINGS {
@@ -141,7 +142,7 @@ impl Settings {
         let cron = CronSection::read(&mut r, cron_env, &approvals);
         let settings = Self {
             agent: AgentSection::read(&mut r),
-            terminal: TerminalSection::read(&mut r),
+            terminal: TerminalSection::read(&mut r, env),
             toolsets: ToolsetSelection::read(&mut r),
             compression: CompressionSection::read(&mut r),
             review: ReviewSection::read(&mut r),

@@ -1,16 +1,19 @@
 //! Secrets out of reach: the [`SecretMasker`] masks, in tool output the model or a client sees
 //! and in the log, every value of the daemon's environment (the process environment overlaid by
 //! `$HERMES_HOME/.env`) whose name ends in a secret word (`_KEY`, `_TOKEN`, `_SECRET`,
-//! `_PASSWORD`, …) and is 8 characters or more, used or not, and every string of one of Hermes'
-//! key shapes (`agent/redact.py`). Literal values are found with one Aho-Corasick automaton and
-//! the shapes gated by one `RegexSet`, so masking is linear in the text. Masks are Hermes'
-//! (`sk-pro...7890`, `***`; for file content `«redacted:sk-…»`). `security.redact_secrets:
-//! false` turns it off. Built at start and on every reload, since `.env` may change.
+//! `_PASSWORD`, …) and is 8 characters or more, used or not; every value or part of one that
+//! looks like a key whatever its name (random-looking, 16 characters or more, and a URL's
+//! password: `values.rs`); and every string of one of Hermes' key shapes (`agent/redact.py`).
+//! Literal values are found with one Aho-Corasick automaton and the shapes gated by one
+//! `RegexSet`, so masking is linear in the text. Masks are Hermes' (`sk-pro...7890`, `***`; for
+//! file content `«redacted:sk-…»`). `security.redact_secrets: false` turns it off. Built at
+//! start and on every reload, since `.env` may change.
 
 mod names;
 mod prefix;
 mod shapes;
 mod stream;
+mod values;
 
 use std::{borrow::Cow, sync::Arc};
 

@@ -1,6 +1,7 @@
 //! Which variables of the daemon's environment hold secrets, and the literal texts to mask for
-//! them: every value of 8 characters or more whose name ends in a secret word, plus the form it
-//! takes inside a JSON string when it has characters JSON escapes.
+//! them: every value of 8 characters or more whose name ends in a secret word, every value (or
+//! part of one) that looks like a key whatever its name (`values.rs`), plus the form each takes
+//! inside a JSON string when it has characters JSON escapes.
 
 use hermes_proto::env::Env;
 
@@ -43,10 +44,7 @@ pub struct Literal {
 /// The literals of every secret in `env`, longest first, without repeats.
 pub fn secret_literals(env: &Env) -> Vec<Literal> {
     let mut out: Vec<Literal> = Vec::new();
-    for (name, value) in env.iter() {
-        if !is_secret_name(name) || value.chars().count() < MIN_SECRET_CHARS {
-            continue;
-        }
+    let mut add = |value: &str| {
         out.push(Literal {
             text: value.to_string(),
             escaped: false,
@@ -58,6 +56,15 @@ pub fn secret_literals(env: &Env) -> Vec<Literal> {
                 text: inner.to_string(),
                 escaped: true,
             });
+        }
+    };
+    for (name, value) in env.iter() {
+        if is_secret_name(name) && value.chars().count() >= MIN_SECRET_CHARS {
+            add(value);
+        } else {
+            for part in super::values::secret_parts(name, value) {
+                add(&part);
+            }
         }
     }
     out.sort_by(|a, b| b.text.len().cmp(&a.text.len()).then(a.text.cmp(&b.text)));

@@ -2,9 +2,12 @@
 
 use std::time::Duration;
 
-use super::{clean, one_notice};
+use hermes_proto::env::Env;
+
+use super::{clean, one_notice, read_with};
 use crate::config::settings::{
-    ApprovalMode, ApprovalsSection, CronMode, DEFAULT_MAX_BACKGROUND, TerminalSection,
+    ApprovalMode, ApprovalsSection, CronMode, DEFAULT_MAX_BACKGROUND, EnvPassthrough,
+    TerminalSection,
 };
 
 #[test]
@@ -90,4 +93,43 @@ fn terminal_defaults_values_and_bad_values() {
     assert_eq!(s.terminal.timeout, Duration::from_secs(1));
     let s = one_notice("terminal: {cwd: 7}", &["terminal.cwd: 7 is not a string"]);
     assert_eq!(s.terminal.cwd, "");
+}
+
+/// Hermes' `terminal.env_passthrough`: names (a list or one comma-separated string, repeats
+/// once), each with the value the daemon's environment (`.env` included) gives it.
+#[test]
+fn terminal_env_passthrough_names_and_their_values() {
+    assert!(clean("{}").terminal.env_passthrough.is_empty());
+    let env = Env::from_pairs([("NOTION_TOKEN", "n-123"), ("EMPTY", "")]);
+    let (s, notices) = read_with(
+        "terminal: {env_passthrough: [NOTION_TOKEN, ' EMPTY ', MISSING, NOTION_TOKEN]}",
+        &env,
+    );
+    assert!(notices.is_empty(), "{notices:?}");
+    let entry = |name: &str, value: Option<&str>| EnvPassthrough {
+        name: name.to_owned(),
+        value: value.map(str::to_owned),
+    };
+    assert_eq!(
+        s.terminal.env_passthrough,
+        [
+            entry("NOTION_TOKEN", Some("n-123")),
+            entry("EMPTY", None),
+            entry("MISSING", None),
+        ]
+    );
+    assert!(
+        !format!("{s:?}").contains("n-123"),
+        "Debug shows no passed-through value"
+    );
+    let t = clean("terminal: {env_passthrough: 'A, B'}").terminal;
+    let names: Vec<&str> = t.env_passthrough.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["A", "B"]);
+    let s = one_notice(
+        "terminal: {env_passthrough: [A, 'B=1']}",
+        &["terminal.env_passthrough", "\"B=1\" is not a variable name"],
+    );
+    assert_eq!(s.terminal.env_passthrough.len(), 1);
+    let s = one_notice("terminal: {env_passthrough: 7}", &["not a list of names"]);
+    assert!(s.terminal.env_passthrough.is_empty());
 }
