@@ -1,6 +1,6 @@
 //! Policy benchmark: the threat scanner over the texts it sees — 100 KiB of benign project notes
 //! and the same with a payload at the end, in the context and memory scopes, non-ASCII text
-//! (folded), an adversarial text that forces Hermes' bounded gaps to be checked, a 1 MB cron
+//! (folded; also Cyrillic, Greek and CJK with thousands of distinct characters), an adversarial text that forces Hermes' bounded gaps to be checked, a 1 MB cron
 //! prompt (the largest a prompt may be), and the skill scope over a 100 KiB SKILL.md. Prints a
 //! Markdown table: median and p90 of RUNS scans each, after one warm-up scan (the first scan of
 //! a scope compiles its rules; that cost is its own row).
@@ -40,6 +40,30 @@ fn benign(bytes: usize) -> String {
 fn non_ascii(bytes: usize) -> String {
     let line = "Café déjà vu — naïve résumé, 東京の天気 ☀️, crème brûlée for the team 🎉.\n";
     line.repeat(bytes / line.len() + 1)
+}
+
+/// About `bytes` of prose-like text in Cyrillic, Greek and CJK with thousands of distinct
+/// characters (most Cyrillic and Greek letters have Latin look-alikes to fold; the CJK ones
+/// defeat the fold's per-character memo): words of five letters, one script a word.
+fn many_scripts(bytes: usize) -> String {
+    let mut text = String::with_capacity(bytes + 64);
+    let mut n: u32 = 0;
+    while text.len() < bytes {
+        for word in 0..12u32 {
+            for letter in 0..5u32 {
+                n = n.wrapping_add(1);
+                let code = match word % 3 {
+                    0 => 0x430 + (n * 7 + letter) % 32,
+                    1 => 0x3b1 + (n * 5 + letter) % 25,
+                    _ => 0x4e00 + (n * 7919) % 20_000,
+                };
+                text.push(char::from_u32(code).unwrap_or('\u{4e00}'));
+            }
+            text.push(' ');
+        }
+        text.push_str(".\n");
+    }
+    text
 }
 
 /// One line of `curl ` repeated, with a secret variable only far beyond Hermes' 2,048-character
@@ -162,6 +186,13 @@ fn main() {
             runs,
         ),
         row(
+            "context scope, Cyrillic, Greek and CJK prose, thousands of distinct characters",
+            Context,
+            &many_scripts(KIB_100),
+            false,
+            runs,
+        ),
+        row(
             "context scope, built against a bounded gap (`curl ` × 20,000; refused)",
             Context,
             &adversarial(KIB_100),
@@ -186,6 +217,13 @@ fn main() {
             "skill scope, benign SKILL.md",
             Skill,
             &skill_md(KIB_100, false),
+            false,
+            runs,
+        ),
+        row(
+            "skill scope, Cyrillic, Greek and CJK prose",
+            Skill,
+            &many_scripts(KIB_100),
             false,
             runs,
         ),

@@ -1,12 +1,19 @@
 //! Normalisation before matching. NFKC first, as Hermes does, so full-width and compatibility
-//! forms (`ｃａｔ`, `ﬁ`) meet the patterns as the ASCII they look like. Then, for Hermes' threat
-//! patterns, one ASCII byte per character, so the engine's ASCII classes mean what Python's
-//! Unicode ones mean: a non-ASCII letter or digit becomes `0` (a word character), non-ASCII
-//! white space a space, anything else a byte no pattern names; the C0 separators U+001C–U+001F,
-//! white space to Python, a space too. Counts stay characters (`[^\n]{0,2048}` is 2,048
-//! characters, as in Python) and no match Python finds is lost. The one difference: a pattern's
-//! explicit ASCII class (`[A-Za-z0-9…]`) also accepts the `0` a folded letter became, so a
-//! 20-character quoted secret with accented letters counts as one.
+//! forms (`ｃａｔ`, `ﬁ`) meet the patterns as the ASCII they look like. Then look-alikes: a
+//! character whose UTS #39 skeleton (Unicode's confusables table) is one ASCII character of its
+//! own kind — a letter or digit for a letter or digit, punctuation for punctuation — becomes
+//! that character, so Cyrillic `і`, `о`, `у` and Greek `ο` spell `ignore` and `you`, and `∕`
+//! is a slash. A capital that looks like `l` (Cyrillic `І`, Greek `Ι`) is the capital `I` it
+//! stands for. A look-alike of several characters (`ɱ` is not `rn`) or of another kind (an
+//! Arabic zero that looks like a dot) is not folded: one character stays one character, a word
+//! character a word character. Then, for Hermes' threat patterns, one ASCII byte per character,
+//! so the engine's ASCII classes mean what Python's Unicode ones mean: another non-ASCII letter
+//! or digit becomes `0` (a word character), non-ASCII white space a space, anything else a
+//! byte no pattern names; the C0 separators U+001C–U+001F, white space to Python, a space too.
+//! Counts stay characters (`[^\n]{0,2048}` is 2,048 characters, as in Python) and no match
+//! Python finds is lost. The one difference: a pattern's explicit ASCII class (`[A-Za-z0-9…]`)
+//! also accepts the `0` a folded letter became, so a 20-character quoted secret with accented
+//! letters counts as one.
 
 use std::borrow::Cow;
 
@@ -36,15 +43,67 @@ fn is_c0_separator(byte: u8) -> bool {
     (0x1c..=0x1f).contains(&byte)
 }
 
-/// The byte a non-ASCII character becomes.
+/// The byte a non-ASCII character becomes: a space, its ASCII look-alike, a word character, or
+/// [`OTHER`].
 fn fold_char(c: char) -> u8 {
     if c.is_whitespace() {
         b' '
+    } else if let Some(ascii) = lookalike(c) {
+        ascii
     } else if c.is_alphanumeric() {
         WORD
     } else {
         OTHER
     }
+}
+
+/// Whether ASCII `b` is a word character (`\w`).
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Blocks of ideographs and syllables (CJK, Hangul), thousands of characters of which the
+/// confusables table maps only those of [`IDEOGRAPH_LOOKALIKES`] to one ASCII character (a
+/// unit test holds this against the table): the others skip the skeleton, the costly part of
+/// folding, which text in these scripts would otherwise pay for most of its characters.
+const IDEOGRAPH_BLOCKS: &[std::ops::RangeInclusive<u32>] = &[
+    0x3400..=0x4dbf,
+    0x4e00..=0x9fff,
+    0xac00..=0xd7a3,
+    0xf900..=0xfaff,
+    0x2_0000..=0x3_ffff,
+];
+const IDEOGRAPH_LOOKALIKES: &[char] = &['\u{4e05}', '\u{4e2b}', '\u{4e36}', '\u{4e3f}'];
+
+/// The ASCII character non-ASCII `c` looks like: its UTS #39 skeleton when that is one printable
+/// ASCII character of the same kind (word character or not); `I` for a capital whose skeleton is
+/// `l` (the table's prototype for `I`, `l`, `1` and `|`).
+fn lookalike(c: char) -> Option<u8> {
+    let code = u32::from(c);
+    if IDEOGRAPH_BLOCKS.iter().any(|block| block.contains(&code))
+        && !IDEOGRAPH_LOOKALIKES.contains(&c)
+    {
+        return None;
+    }
+    skeleton_lookalike(c)
+}
+
+/// [`lookalike`] from the confusables table, for any character.
+fn skeleton_lookalike(c: char) -> Option<u8> {
+    let mut buf = [0; 4];
+    let mut skeleton = unicode_security::skeleton(c.encode_utf8(&mut buf));
+    let (Some(first), None) = (skeleton.next(), skeleton.next()) else {
+        return None;
+    };
+    let b = u8::try_from(first).ok().filter(u8::is_ascii_graphic)?;
+    if is_word(b) != c.is_alphanumeric() {
+        return None;
+    }
+    Some(if b == b'l' && c.is_uppercase() {
+        b'I'
+    } else {
+        b
+    })
 }
 
 /// Marks a memoised character as a normalisation boundary (see [`Memo`]).
@@ -153,6 +212,51 @@ pub(crate) fn for_patterns(text: &str) -> Cow<'_, [u8]> {
     Cow::Owned(out)
 }
 
+/// `text` with every non-ASCII look-alike replaced by the ASCII character it looks like, and
+/// non-ASCII white space by a space (see the module comment); other characters are kept. For
+/// rules that read text rather than [`for_patterns`]' bytes (the skills guard's, which run on
+/// NFKC text). Borrowed when nothing changes.
+pub(crate) fn lookalikes(text: &str) -> Cow<'_, str> {
+    Lookalikes::new().fold(text)
+}
+
+/// [`lookalikes`] for many texts in a row (the lines of one file), with one memo.
+pub(crate) struct Lookalikes {
+    memo: Memo,
+}
+
+impl Lookalikes {
+    pub(crate) fn new() -> Self {
+        Self { memo: Memo::new() }
+    }
+
+    /// `text` folded as [`lookalikes`] folds it.
+    pub(crate) fn fold<'t>(&mut self, text: &'t str) -> Cow<'t, str> {
+        if text.is_ascii() {
+            return Cow::Borrowed(text);
+        }
+        let mut out: Option<String> = None;
+        for (at, c) in text.char_indices() {
+            let folded = match u8::try_from(c) {
+                Ok(b) if b.is_ascii() => None,
+                _ => Some(self.memo.info(c) & !STABLE).filter(|&b| b != WORD && b != OTHER),
+            };
+            match (folded, out.as_mut()) {
+                (Some(b), Some(out)) => out.push(char::from(b)),
+                (Some(b), None) => {
+                    let mut started = String::with_capacity(text.len());
+                    started.push_str(&text[..at]);
+                    started.push(char::from(b));
+                    out = Some(started);
+                }
+                (None, Some(out)) => out.push(c),
+                (None, None) => {}
+            }
+        }
+        out.map_or(Cow::Borrowed(text), Cow::Owned)
+    }
+}
+
 /// Where the first boundary at or after `from` starts (the text's length if none does).
 fn next_boundary(text: &str, from: usize, memo: &mut Memo) -> usize {
     text[from..]
@@ -174,6 +278,46 @@ mod tests {
         );
         assert_eq!(nfkc("\u{fb01}le"), "file");
         assert!(matches!(nfkc("na\u{ef}ve \u{1f600}"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn lookalikes_fold_to_the_ascii_they_look_like_one_for_one() {
+        // Cyrillic і, у, о, capital І; Greek ο; division slash; an Arabic zero (a digit that
+        // looks like a dot stays a word character); ё (two characters' skeleton) stays a letter.
+        assert_eq!(
+            &*for_patterns(
+                "\u{456}gn\u{3bf}re \u{443}\u{43e}u \u{406}T ~\u{2215}x \u{660} \u{451}"
+            ),
+            b"ignore you IT ~/x 0 0"
+        );
+        assert_eq!(
+            lookalikes("\u{456}gn\u{3bf}re \u{406}T\u{2003}\u{660}\u{451} \u{6771}"),
+            "ignore IT \u{660}\u{451} \u{6771}"
+        );
+        assert!(matches!(lookalikes("caf\u{e9} \u{6771}"), Cow::Borrowed(_)));
+        assert_eq!(lookalike('\u{4cf}'), Some(b'l'));
+        assert_eq!(lookalike('\u{431}'), Some(b'6'));
+        assert_eq!(lookalike('\u{2502}'), None);
+        assert_eq!(lookalike('\u{200b}'), None);
+    }
+
+    #[test]
+    fn ideographs_skip_the_skeleton_only_where_the_table_has_no_ascii_lookalike() {
+        for block in IDEOGRAPH_BLOCKS {
+            for c in block.clone().filter_map(char::from_u32) {
+                let table = skeleton_lookalike(c);
+                assert_eq!(lookalike(c), table, "{c:?}");
+                if !IDEOGRAPH_LOOKALIKES.contains(&c) {
+                    let mut buf = [0; 4];
+                    let mut skeleton = unicode_security::skeleton(c.encode_utf8(&mut buf));
+                    let single_ascii = matches!(
+                        (skeleton.next(), skeleton.next()),
+                        (Some(first), None) if first.is_ascii()
+                    );
+                    assert!(!single_ascii, "{c:?} has an ASCII look-alike: list it");
+                }
+            }
+        }
     }
 
     /// The slow path: the whole text in NFKC, then one byte a character.
@@ -225,6 +369,12 @@ mod tests {
         "\u{ff10}",
         "\u{b2}",
         "\u{1d400}",
+        "\u{456}gnore",
+        "\u{406}",
+        "\u{3bf}",
+        "\u{2215}",
+        "\u{660}",
+        "\u{456}\u{308}",
     ];
 
     #[test]

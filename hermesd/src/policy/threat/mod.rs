@@ -22,6 +22,8 @@ mod test_support;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_lookalike;
+#[cfg(test)]
 mod tests_text;
 
 use std::fmt;

@@ -1,12 +1,12 @@
-//! Scans one text with the skill rules: every logical line, folded to NFKC, goes once through
-//! the scanner's engine (one `RegexSet` of all rules); only the rules the set reports are run
-//! on their own, for their post-filters. Invisible characters and HTML comments are separate
-//! passes over the raw text.
+//! Scans one text with the skill rules: every logical line, folded to NFKC and its look-alike
+//! letters to the ASCII they look like (`fold`), goes once through the scanner's engine (one
+//! `RegexSet` of all rules); only the rules the set reports are run on their own, for their
+//! post-filters. Invisible characters and HTML comments are separate passes over the raw text.
 
 use std::sync::LazyLock;
 
 use super::super::engine::{Pattern, RuleSet};
-use super::super::fold::nfkc;
+use super::super::fold::{Lookalikes, nfkc};
 use super::redact::redact;
 use super::rules::{self, Rule, STRUCTURAL};
 use super::text::{logical_lines, shorten};
@@ -69,8 +69,10 @@ pub fn scan_text(file: &str, text: &str) -> Vec<Finding> {
         }
     };
     let mut findings = Vec::new();
+    let mut lookalikes = Lookalikes::new();
     for line in logical_lines(text) {
-        let normalised = nfkc(&line.text);
+        let nfkc = nfkc(&line.text);
+        let normalised = lookalikes.fold(&nfkc);
         let bytes = normalised.as_bytes();
         let hits = compiled.set.candidates(bytes);
         if !hits.matched_any() {

@@ -1,11 +1,13 @@
 //! HTML comments that carry instructions for the agent (invisible once Markdown is rendered).
 //! Unlike Hermes' one-line regex this follows comments across lines, and it ignores tool
-//! directives such as `<!-- prettier-ignore -->`.
+//! directives such as `<!-- prettier-ignore -->`. A comment is read folded as the rules read a
+//! line (NFKC, look-alike letters as ASCII).
 
 use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::super::fold::{lookalikes, nfkc};
 use super::checks::compile;
 use super::redact::redact;
 use super::rules::INJECTION;
@@ -50,7 +52,9 @@ pub(super) fn scan(file: &str, text: &str, out: &mut Vec<Finding>) {
             limit -= 1;
         }
         let body = &text[body_start..limit];
-        let carries_instructions = INSTRUCTION.as_ref().is_none_or(|re| re.is_match(body));
+        let body_nfkc = nfkc(body);
+        let folded = lookalikes(&body_nfkc);
+        let carries_instructions = INSTRUCTION.as_ref().is_none_or(|re| re.is_match(&folded));
         if carries_instructions {
             let collapsed = body.split_whitespace().collect::<Vec<_>>().join(" ");
             out.push(Finding {
