@@ -378,3 +378,83 @@ pub fn describe(op: &Op) -> String {
         Path::new(OsStr::new(op.path.as_os_str())).display()
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(root: &Path, hermes: &Path, user: &Path) -> Layout {
+        Layout {
+            policy: PathPolicy::new(hermes, Some(user)),
+            socket: hermes.join("hermesd.sock"),
+            runtime_dir: Some(root.join("run")),
+            uid: 4242,
+        }
+    }
+
+    fn touch(path: &Path) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "x").unwrap();
+    }
+
+    fn cover_of(ops: &[Op], path: &Path) -> Option<Cover> {
+        let real = std::fs::canonicalize(path).ok()?;
+        ops.iter().find(|op| op.path == real).map(|op| op.cover)
+    }
+
+    #[test]
+    fn a_users_layout_is_covered_from_the_policys_lists() {
+        let root = tempfile::tempdir().unwrap();
+        let user = root.path().join("home");
+        let hermes = user.join(".hermes");
+        for file in [".env", "auth.json", "hermesd.db", "hermesd.db-wal", "config.yaml", "SOUL.md"] {
+            touch(&hermes.join(file));
+        }
+        touch(&hermes.join("profiles/work/.env"));
+        std::fs::create_dir_all(hermes.join("cache")).unwrap();
+        std::fs::create_dir_all(hermes.join("skills")).unwrap();
+        for file in [".ssh/id_ed25519", ".ssh/id_ed25519.pub", ".ssh/known_hosts", ".bashrc", ".netrc"] {
+            touch(&user.join(file));
+        }
+        touch(&root.path().join("run/bus"));
+        std::fs::create_dir_all(root.path().join("run/hermes")).unwrap();
+        let ops = layout(root.path(), &hermes, &user).plan();
+
+        assert_eq!(cover_of(&ops, &hermes), Some(Cover::ReadOnly));
+        assert_eq!(cover_of(&ops, &hermes.join("cache")), Some(Cover::Writable));
+        for hidden in [".env", "auth.json", "hermesd.db", "hermesd.db-wal", "profiles/work/.env"] {
+            assert_eq!(cover_of(&ops, &hermes.join(hidden)), Some(Cover::HideFile), "{hidden}");
+        }
+        assert_eq!(cover_of(&ops, &hermes.join("config.yaml")), None, "read-only with its home");
+        assert_eq!(cover_of(&ops, &user.join(".ssh/id_ed25519")), Some(Cover::HideFile));
+        assert_eq!(cover_of(&ops, &user.join(".ssh/id_ed25519.pub")), None);
+        assert_eq!(cover_of(&ops, &user.join(".ssh/known_hosts")), None);
+        assert_eq!(cover_of(&ops, &user.join(".ssh")), Some(Cover::ReadOnly));
+        assert_eq!(cover_of(&ops, &user.join(".bashrc")), Some(Cover::ReadOnly));
+        assert_eq!(cover_of(&ops, &user.join(".netrc")), Some(Cover::HideFile));
+        assert_eq!(cover_of(&ops, &root.path().join("run/bus")), Some(Cover::HideFile));
+        assert_eq!(cover_of(&ops, &root.path().join("run/hermes")), Some(Cover::HideDir));
+        assert_eq!(cover_of(&ops, &user), None, "the user's home is not covered");
+        let depths: Vec<usize> = ops.iter().map(|op| op.path.components().count()).collect();
+        assert!(depths.is_sorted(), "shallowest first: {ops:?}");
+    }
+
+    #[test]
+    fn a_home_that_holds_the_users_home_leaves_it_writable_and_a_replaced_file_is_a_new_plan() {
+        let root = tempfile::tempdir().unwrap();
+        let hermes = root.path().join("h");
+        let user = hermes.join("u");
+        touch(&hermes.join(".env"));
+        touch(&user.join(".bashrc"));
+        let layout = layout(root.path(), &hermes, &user);
+        let ops = layout.plan();
+        assert_eq!(cover_of(&ops, &hermes), Some(Cover::ReadOnly));
+        assert_eq!(cover_of(&ops, &user), Some(Cover::Writable));
+        assert_eq!(cover_of(&ops, &user.join(".bashrc")), Some(Cover::ReadOnly));
+        assert_eq!(layout.plan(), ops, "nothing changed, the same plan");
+        let replacement = hermes.join(".env.new");
+        touch(&replacement);
+        std::fs::rename(&replacement, hermes.join(".env")).unwrap();
+        assert_ne!(layout.plan(), ops, "a file replaced by rename is another file");
+    }
+}
