@@ -375,7 +375,14 @@ async fn the_agents_own_processes_are_refused_whatever_key_they_hold() {
     llm.push(Reply::text("tried"));
     let work = home.work_dir();
     let out = home
-        .ctl_async(&["send", "--json", "--yolo", "--cwd", work.to_str().unwrap(), "try the API"])
+        .ctl_async(&[
+            "send",
+            "--json",
+            "--yolo",
+            "--cwd",
+            work.to_str().unwrap(),
+            "try the API",
+        ])
         .await
         .json();
     assert_eq!(out["answer"], "tried", "{out}");
@@ -398,5 +405,8 @@ async fn reqwest_free_status(url: &str) -> u16 {
         .output()
         .await
         .unwrap();
-    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0)
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0)
 }

@@ -407,13 +407,26 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let user = root.path().join("home");
         let hermes = user.join(".hermes");
-        for file in [".env", "auth.json", "hermesd.db", "hermesd.db-wal", "config.yaml", "SOUL.md"] {
+        for file in [
+            ".env",
+            "auth.json",
+            "hermesd.db",
+            "hermesd.db-wal",
+            "config.yaml",
+            "SOUL.md",
+        ] {
             touch(&hermes.join(file));
         }
         touch(&hermes.join("profiles/work/.env"));
         std::fs::create_dir_all(hermes.join("cache")).unwrap();
         std::fs::create_dir_all(hermes.join("skills")).unwrap();
-        for file in [".ssh/id_ed25519", ".ssh/id_ed25519.pub", ".ssh/known_hosts", ".bashrc", ".netrc"] {
+        for file in [
+            ".ssh/id_ed25519",
+            ".ssh/id_ed25519.pub",
+            ".ssh/known_hosts",
+            ".bashrc",
+            ".netrc",
+        ] {
             touch(&user.join(file));
         }
         touch(&root.path().join("run/bus"));
@@ -422,19 +435,46 @@ mod tests {
 
         assert_eq!(cover_of(&ops, &hermes), Some(Cover::ReadOnly));
         assert_eq!(cover_of(&ops, &hermes.join("cache")), Some(Cover::Writable));
-        for hidden in [".env", "auth.json", "hermesd.db", "hermesd.db-wal", "profiles/work/.env"] {
-            assert_eq!(cover_of(&ops, &hermes.join(hidden)), Some(Cover::HideFile), "{hidden}");
+        for hidden in [
+            ".env",
+            "auth.json",
+            "hermesd.db",
+            "hermesd.db-wal",
+            "profiles/work/.env",
+        ] {
+            assert_eq!(
+                cover_of(&ops, &hermes.join(hidden)),
+                Some(Cover::HideFile),
+                "{hidden}"
+            );
         }
-        assert_eq!(cover_of(&ops, &hermes.join("config.yaml")), None, "read-only with its home");
-        assert_eq!(cover_of(&ops, &user.join(".ssh/id_ed25519")), Some(Cover::HideFile));
+        assert_eq!(
+            cover_of(&ops, &hermes.join("config.yaml")),
+            None,
+            "read-only with its home"
+        );
+        assert_eq!(
+            cover_of(&ops, &user.join(".ssh/id_ed25519")),
+            Some(Cover::HideFile)
+        );
         assert_eq!(cover_of(&ops, &user.join(".ssh/id_ed25519.pub")), None);
         assert_eq!(cover_of(&ops, &user.join(".ssh/known_hosts")), None);
         assert_eq!(cover_of(&ops, &user.join(".ssh")), Some(Cover::ReadOnly));
         assert_eq!(cover_of(&ops, &user.join(".bashrc")), Some(Cover::ReadOnly));
         assert_eq!(cover_of(&ops, &user.join(".netrc")), Some(Cover::HideFile));
-        assert_eq!(cover_of(&ops, &root.path().join("run/bus")), Some(Cover::HideFile));
-        assert_eq!(cover_of(&ops, &root.path().join("run/hermes")), Some(Cover::HideDir));
-        assert_eq!(cover_of(&ops, &user), None, "the user's home is not covered");
+        assert_eq!(
+            cover_of(&ops, &root.path().join("run/bus")),
+            Some(Cover::HideFile)
+        );
+        assert_eq!(
+            cover_of(&ops, &root.path().join("run/hermes")),
+            Some(Cover::HideDir)
+        );
+        assert_eq!(
+            cover_of(&ops, &user),
+            None,
+            "the user's home is not covered"
+        );
         let depths: Vec<usize> = ops.iter().map(|op| op.path.components().count()).collect();
         assert!(depths.is_sorted(), "shallowest first: {ops:?}");
     }
@@ -455,6 +495,10 @@ mod tests {
         let replacement = hermes.join(".env.new");
         touch(&replacement);
         std::fs::rename(&replacement, hermes.join(".env")).unwrap();
-        assert_ne!(layout.plan(), ops, "a file replaced by rename is another file");
+        assert_ne!(
+            layout.plan(),
+            ops,
+            "a file replaced by rename is another file"
+        );
     }
 }

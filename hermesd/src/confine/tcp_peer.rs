@@ -25,7 +25,10 @@ fn proc_form(addr: SocketAddr) -> String {
 /// The same address as an IPv4-mapped IPv6 one (a dual-stack listener sees those).
 fn mapped(addr: SocketAddr) -> Option<SocketAddr> {
     match addr.ip() {
-        IpAddr::V4(ip) => Some(SocketAddr::new(IpAddr::V6(ip.to_ipv6_mapped()), addr.port())),
+        IpAddr::V4(ip) => Some(SocketAddr::new(
+            IpAddr::V6(ip.to_ipv6_mapped()),
+            addr.port(),
+        )),
         IpAddr::V6(ip) => ip
             .to_ipv4_mapped()
             .map(|v4: Ipv4Addr| SocketAddr::new(IpAddr::V4(v4), addr.port())),

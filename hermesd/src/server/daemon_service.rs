@@ -131,10 +131,7 @@ fn confinement_check() -> pb::DoctorCheck {
     let whole = status.mode == crate::confine::Mode::Full && status.marked;
     let mut detail = format!("{}: {}", status.mode.as_str(), status.detail);
     if whole {
-        detail.push_str(&format!(
-            "; covers: {}",
-            confinement.covers().join(", ")
-        ));
+        detail.push_str(&format!("; covers: {}", confinement.covers().join(", ")));
     }
     check(
         "confinement",
