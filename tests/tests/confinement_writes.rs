@@ -502,3 +502,86 @@ async fn benign_work_still_runs_confined() {
     .await;
     assert_eq!(made, "made-in-background\n");
 }
+
+/// The user's ssh-agent still works for the agent's commands (what `git push` over ssh and
+/// ssh-signed commits use): its socket is reachable from inside the confinement and it signs
+/// with a key whose file the agent cannot read.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_users_ssh_agent_signs_for_a_confined_command() {
+    let server = FakeLlm::start(vec![]).await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.use_fake_model(&server, "");
+    let user = home.user_home();
+    let key = user.join(".ssh/id_ed25519");
+    std::fs::create_dir_all(user.join(".ssh")).unwrap();
+    std::fs::create_dir_all(user.join("project")).unwrap();
+    let made = std::process::Command::new("ssh-keygen")
+        .args([
+            "-q",
+            "-t",
+            "ed25519",
+            "-N",
+            "",
+            "-C",
+            "agent-test-key",
+            "-f",
+        ])
+        .arg(&key)
+        .status()
+        .expect("ssh-keygen (openssh-client) is installed");
+    assert!(made.success());
+    let sock = home.path().join("agent.sock");
+    let mut agent = tokio::process::Command::new("ssh-agent")
+        .args(["-D", "-a"])
+        .arg(&sock)
+        .stdout(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("ssh-agent is installed");
+    let sock_for_wait = sock.clone();
+    hermes_tests::wait::until("the ssh-agent socket", WAIT, || {
+        let there = sock_for_wait.exists();
+        async move { there.then_some(()) }
+    })
+    .await;
+    let added = std::process::Command::new("ssh-add")
+        .arg(&key)
+        .env("SSH_AUTH_SOCK", &sock)
+        .status()
+        .unwrap();
+    assert!(added.success(), "ssh-add");
+    let _daemon = hermes_tests::DaemonProcess::start_with(&home, &[], |c| {
+        c.env("SSH_AUTH_SOCK", &sock);
+    });
+    let public = show(&key.with_extension("pub"));
+    let (_, results) = send(
+        &home,
+        &server,
+        None,
+        vec![
+            terminal("ssh-add -l"),
+            terminal(format!(
+                "echo payload > msg && ssh-keygen -Y sign -f {public} -n git msg >/dev/null 2>&1 && head -1 msg.sig"
+            )),
+            terminal(format!("wc -c < {}", show(&key))),
+        ],
+    )
+    .await;
+    assert!(
+        results[0].contains("agent-test-key"),
+        "the agent's keys are listed: {}",
+        results[0]
+    );
+    assert!(
+        results[1].contains("BEGIN SSH SIGNATURE"),
+        "the agent signed for the command: {}",
+        results[1]
+    );
+    assert!(
+        results[2].contains("\"output\":\"0\""),
+        "the key file reads empty: {}",
+        results[2]
+    );
+    agent.start_kill().ok();
+}
