@@ -13,6 +13,7 @@ mod launch;
 mod page;
 mod proxy;
 mod raw;
+mod raw_files;
 mod screenshot;
 mod snapshot;
 

@@ -3,9 +3,11 @@
 //! its own scripts or a user could: scripts, the DOM, input, emulation, screenshots, cookies.
 //! Everything that would step around the daemon's rules is refused — the request interception
 //! that judges every URL (`Fetch.*`), other targets and contexts (`Target.*`, `Browser.*`,
-//! `Storage.*`), downloads to any directory, local files handed to a page
-//! (`DOM.setFileInputFiles`), certificate errors ignored (`Security.*`), a navigation that
-//! skips `browser_navigate`'s checks, or a debugger that pauses the page for good.
+//! `Storage.*`), certificate errors ignored (`Security.*`), a navigation that skips
+//! `browser_navigate`'s checks, or a debugger that pauses the page for good. The methods that
+//! name local files — a file handed to a page (`DOM.setFileInputFiles`, a drop with
+//! `Input.dispatchDragEvent`) or a download directory (`Page.setDownloadBehavior`) — pass only
+//! with every path inside the workspace (`raw_files.rs`).
 
 use serde_json::Value;
 
@@ -93,14 +95,27 @@ pub fn allowed(method: &str) -> Result<(), String> {
 }
 
 impl Page {
-    /// Send `method` with `params` to the page when the allow-list lets it; the raw answer.
-    pub async fn raw_command(&self, method: &str, params: Value) -> Result<Value, BrowserError> {
-        allowed(method).map_err(BrowserError::Arguments)?;
+    /// Send `method` with `params` to the page when the allow-list lets it, local paths
+    /// confined to the workspace `cwd` as `policy` judges them; the raw answer.
+    pub async fn raw_command(
+        &self,
+        method: &str,
+        params: Value,
+        cwd: &std::path::Path,
+        policy: &crate::policy::paths::PathPolicy,
+    ) -> Result<Value, BrowserError> {
         if !params.is_object() {
             return Err(BrowserError::Arguments(
                 "`params` must be a JSON object".into(),
             ));
         }
+        let params = if super::raw_files::names_paths(method) {
+            super::raw_files::confine_paths(method, params, cwd, policy)
+                .map_err(BrowserError::Arguments)?
+        } else {
+            allowed(method).map_err(BrowserError::Arguments)?;
+            params
+        };
         self.call(method, params).await
     }
 }

@@ -342,7 +342,10 @@ async fn act(
         Kind::Cdp => {
             let method = required_str(args, "method")?.trim();
             let params = args.get("params").cloned().unwrap_or_else(|| json!({}));
-            let answer = page.raw_command(method, params).await.map_err(failed)?;
+            let answer = page
+                .raw_command(method, params, &ctx.cwd, &ctx.services.paths)
+                .await
+                .map_err(failed)?;
             let text = answer.to_string();
             let result = if text.chars().count() > MAX_EVAL_CHARS {
                 json!(bounded_to(&text, MAX_EVAL_CHARS))
