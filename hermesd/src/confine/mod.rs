@@ -87,6 +87,9 @@ struct Namespace {
 /// One laid namespace: its plan and descriptors of its namespaces.
 struct SharedNs {
     plan: Vec<Op>,
+    /// What the plan was computed from ([`Layout::fingerprint`]), updated when a changed
+    /// fingerprint turned out to give the same plan.
+    fingerprint: Mutex<Vec<Option<(u64, u64, i64)>>>,
     mnt: OwnedFd,
     /// The user namespace it belongs to, when the daemon is not root.
     user: Option<OwnedFd>,
@@ -95,15 +98,28 @@ struct SharedNs {
 impl Namespace {
     /// The namespace for the covers as they are now, laid again when they changed.
     fn current(&self) -> io::Result<Arc<SharedNs>> {
-        let plan = self.layout.plan();
+        let fingerprint = self.layout.fingerprint();
         let mut current = self
             .current
             .lock()
             .map_err(|_| io::Error::other("the namespace lock is poisoned"))?;
-        if let Some(ns) = current.as_ref().filter(|ns| ns.plan == plan) {
-            return Ok(Arc::clone(ns));
+        if let Some(ns) = current.as_ref() {
+            let mut seen = ns
+                .fingerprint
+                .lock()
+                .map_err(|_| io::Error::other("the fingerprint lock is poisoned"))?;
+            if *seen == fingerprint {
+                return Ok(Arc::clone(ns));
+            }
+            if ns.plan == self.layout.plan() {
+                *seen = fingerprint;
+                return Ok(Arc::clone(ns));
+            }
         }
-        let ns = Arc::new(self.lay(plan)?);
+        let plan = self.layout.plan();
+        let mut ns = self.lay(plan)?;
+        ns.fingerprint = Mutex::new(fingerprint);
+        let ns = Arc::new(ns);
         *current = Some(Arc::clone(&ns));
         Ok(ns)
     }
@@ -141,7 +157,12 @@ impl Namespace {
             covers = plan.len(),
             "confinement: laid the agent's mount namespace"
         );
-        Ok(SharedNs { plan, mnt, user })
+        Ok(SharedNs {
+            plan,
+            fingerprint: Mutex::new(Vec::new()),
+            mnt,
+            user,
+        })
     }
 }
 

@@ -86,6 +86,64 @@ impl Layout {
         homes.into_iter().filter_map(|h| real(&h)).collect()
     }
 
+    /// What the plan depends on, read cheaply (one `stat` a path, no symlink resolution): the
+    /// identity of every path the plan looks at, present or not, and the modification time of
+    /// the directories it lists. Equal fingerprints mean an equal plan, so a spawn computes the
+    /// plan only when this changed. (The files' own times are left out: the database's journal
+    /// changes at every write and is still the same file.)
+    pub fn fingerprint(&self) -> Vec<Option<(u64, u64, i64)>> {
+        use std::os::unix::fs::MetadataExt;
+        let mut paths: Vec<(PathBuf, bool)> = Vec::with_capacity(64);
+        let mut homes = vec![
+            self.policy.hermes_home().to_path_buf(),
+            self.policy.hermes_root().to_path_buf(),
+        ];
+        for home in homes.clone() {
+            if let Ok(entries) = std::fs::read_dir(home.join("profiles")) {
+                homes.extend(entries.flatten().map(|e| e.path()));
+            }
+            paths.push((home.join("profiles"), true));
+        }
+        for home in &homes {
+            paths.push((home.clone(), false));
+            let names = lists::HOME_SECRETS
+                .iter()
+                .chain(lists::HOME_STATE)
+                .chain(lists::HOME_SECRET_DIRS)
+                .chain(HOME_WRITABLE);
+            paths.extend(names.map(|name| (home.join(name), false)));
+        }
+        paths.push((self.socket.clone(), false));
+        if let Some(runtime) = &self.runtime_dir {
+            paths.extend(["hermes", "bus", "systemd"].map(|n| (runtime.join(n), false)));
+        }
+        paths.push((PathBuf::from(format!("/tmp/tmux-{}", self.uid)), false));
+        if let Some(user) = self.policy.user_home() {
+            paths.push((user.to_path_buf(), false));
+            let names = lists::USER_SECRETS.iter().chain(lists::SHELL_STARTUP);
+            paths.extend(names.map(|name| (user.join(name), false)));
+            for dir in ENTRY_JUDGED_DIRS {
+                let dir = user.join(dir);
+                if let Ok(entries) = std::fs::read_dir(&dir) {
+                    paths.extend(entries.flatten().map(|e| (e.path(), false)));
+                }
+                paths.push((dir, true));
+            }
+        }
+        paths
+            .iter()
+            .map(|(path, listed)| {
+                let meta = std::fs::metadata(path).ok()?;
+                let time = if *listed {
+                    meta.mtime_nsec() + meta.mtime() * 1_000_000_000
+                } else {
+                    0
+                };
+                Some((meta.dev(), meta.ino(), time))
+            })
+            .collect()
+    }
+
     /// The covers of the agent's namespace, shallowest first.
     pub fn plan(&self) -> Vec<Op> {
         let mut ops = Ops::default();
