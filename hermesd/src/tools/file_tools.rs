@@ -66,7 +66,17 @@ impl Tool for ReadFileTool {
             vision_analyze: ctx.has_tool("vision_analyze"),
             terminal: ctx.has_tool("terminal"),
         };
-        blocking(move || files::read_file_with(&path, offset, limit, hints)).await
+        // A Hermes home's config.yaml is shown with its secret values masked.
+        let settings = ctx.services.masker().is_enabled()
+            && crate::policy::secrets::is_settings_file(&ctx.services.paths, &path);
+        blocking(move || {
+            if settings {
+                files::read_settings_with(&path, offset, limit, hints)
+            } else {
+                files::read_file_with(&path, offset, limit, hints)
+            }
+        })
+        .await
     }
 }
 
@@ -134,6 +144,7 @@ impl Tool for SearchFilesTool {
         let mut request: files::SearchRequest = serde_json::from_value(args)
             .map_err(|e| ToolError::Arguments(format!("search_files: {e}")))?;
         request.base = ctx.cwd.clone();
+        request.mask_settings = ctx.services.masker().is_enabled();
         let cancel = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&cancel);
         let _stop = CancelOnDrop(Arc::clone(&cancel));

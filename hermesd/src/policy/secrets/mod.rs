@@ -9,6 +9,7 @@
 //! file content `«redacted:sk-…»`). `security.redact_secrets: false` turns it off. Built at
 //! start and on every reload, since `.env` may change.
 
+mod config;
 mod names;
 mod prefix;
 mod shapes;
@@ -22,6 +23,7 @@ use hermes_proto::env::Env;
 
 use crate::config::Config;
 
+pub use config::{is_secret_key, is_settings_file, mask_settings};
 pub use names::{MIN_SECRET_CHARS, is_secret_name};
 pub use shapes::warm_up;
 pub use shapes::{mask_token, sentinel};

@@ -26,9 +26,12 @@ pub fn mask_token(token: &str) -> String {
 pub fn sentinel(token: &str) -> String {
     match prefix::label_of(token) {
         Some(label) => format!("«redacted:{label}…»"),
-        None => "«redacted-secret»".to_string(),
+        None => SECRET_MARKER.to_string(),
     }
 }
+
+/// The file-content marker of a secret of no known vendor.
+const SECRET_MARKER: &str = "«redacted-secret»";
 
 const AUTH_HEADER: &str = r#"(?i)((?:Proxy-)?Authorization:\s*)([A-Za-z][\w.+-]*\s+)?([^\s"']+)"#;
 const SECRET_HEADER: &str = r"(?i)((?:x-api-key|x-goog-api-key|api-key|apikey|x-api-token|x-auth-token|x-access-token)\s*:\s*)(\S+)";
@@ -126,6 +129,16 @@ pub fn mask_shapes(text: Cow<'_, str>, style: Style) -> Cow<'_, str> {
 /// The replacement of one match of pass `i` of [`PASSES`].
 fn replace(i: usize, c: &Captures<'_>) -> String {
     let group = |n: usize| c.get(n).map_or("", |m| m.as_str());
+    // A header whose value is already the file-content marker (a settings file's masked
+    // `Authorization:`) keeps it.
+    let token = match i {
+        0 => group(3),
+        1 => group(2),
+        _ => "",
+    };
+    if token == SECRET_MARKER {
+        return group(0).to_string();
+    }
     match i {
         0 => format!("{}{}{}", group(1), group(2), mask_token(group(3))),
         1 => format!("{}{}", group(1), mask_token(group(2))),

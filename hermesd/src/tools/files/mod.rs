@@ -11,10 +11,11 @@ pub mod schema;
 pub mod search;
 mod search_content;
 mod search_names;
+pub mod settings;
 mod suggest;
 pub mod write;
 
-pub use read::{ReadHints, read_file, read_file_with};
+pub use read::{ReadHints, read_file, read_file_with, read_settings_with};
 pub use schema::{read_file_schema, search_files_schema, write_file_schema};
 pub use search::{OutputMode, SearchRequest, SearchTarget, search_files};
 pub use write::write_file;

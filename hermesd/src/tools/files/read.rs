@@ -49,6 +49,16 @@ pub fn read_file(path: &Path, offset: usize, limit: usize) -> Value {
 ///
 /// `offset` below 1 is treated as 1; `limit` is clamped to `1..=2000`.
 pub fn read_file_with(path: &Path, offset: usize, limit: usize, hints: ReadHints) -> Value {
+    read(path, offset, limit, hints, false)
+}
+
+/// [`read_file_with`] for a Hermes home's settings file: the page is of the file with its secret
+/// values masked (`policy::secrets::mask_settings`), line for line.
+pub fn read_settings_with(path: &Path, offset: usize, limit: usize, hints: ReadHints) -> Value {
+    read(path, offset, limit, hints, true)
+}
+
+fn read(path: &Path, offset: usize, limit: usize, hints: ReadHints, settings: bool) -> Value {
     let offset = offset.max(1);
     let limit = limit.clamp(1, MAX_READ_LINES);
     let shown = path.display();
@@ -78,7 +88,12 @@ pub fn read_file_with(path: &Path, offset: usize, limit: usize, hints: ReadHints
     if !metadata.is_file() {
         return device_error(path);
     }
-    match read_page(path, offset, limit, metadata.len()) {
+    let page = if settings {
+        read_settings_page(path, offset, limit, metadata.len())
+    } else {
+        read_page(path, offset, limit, metadata.len())
+    };
+    match page {
         Ok(result) => Value::Object(result),
         Err(err) => Value::Object(failure(format!("Failed to read file: {shown}: {err}"))),
     }
@@ -210,7 +225,41 @@ fn read_page(
     limit: usize,
     file_size: u64,
 ) -> io::Result<Map<String, Value>> {
-    let mut reader = BufReader::with_capacity(READ_BUFFER_BYTES, File::open(path)?);
+    let reader = BufReader::with_capacity(READ_BUFFER_BYTES, File::open(path)?);
+    page_of(reader, offset, limit, file_size)
+}
+
+/// [`read_page`] of a settings file: read whole (it is small; a larger one is refused), masked,
+/// then paged.
+fn read_settings_page(
+    path: &Path,
+    offset: usize,
+    limit: usize,
+    file_size: u64,
+) -> io::Result<Map<String, Value>> {
+    let Some(masked) = super::settings::masked_text(path)? else {
+        return Ok(failure(format!(
+            "Cannot read '{}': a settings file over {} bytes is not shown (its secret values \
+             could not be masked).",
+            path.display(),
+            with_thousands(super::settings::MAX_SETTINGS_BYTES)
+        )));
+    };
+    page_of(
+        io::Cursor::new(masked.into_bytes()),
+        offset,
+        limit,
+        file_size,
+    )
+}
+
+/// One page of what `reader` holds (see [`read_file_with`]).
+fn page_of<R: BufRead>(
+    mut reader: R,
+    offset: usize,
+    limit: usize,
+    file_size: u64,
+) -> io::Result<Map<String, Value>> {
     let sample = reader.fill_buf()?;
     if looks_binary(&sample[..sample.len().min(BINARY_SAMPLE_BYTES)]) {
         let mut result = base_result(String::new(), 0, file_size, false);

@@ -94,6 +94,14 @@ pub struct SearchRequest {
     /// Base directory for a relative `path` (the task's working directory).
     #[serde(skip)]
     pub base: PathBuf,
+    /// Whether a Hermes home's settings file is searched with its secret values masked (the
+    /// default; off only when `security.redact_secrets` is).
+    #[serde(skip, default = "masked_by_default")]
+    pub mask_settings: bool,
+}
+
+fn masked_by_default() -> bool {
+    true
 }
 
 impl SearchRequest {
@@ -109,6 +117,7 @@ impl SearchRequest {
             output_mode: OutputMode::Content,
             context: 0,
             base: base.into(),
+            mask_settings: true,
         }
     }
 

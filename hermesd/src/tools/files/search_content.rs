@@ -148,6 +148,9 @@ pub(crate) fn run(
             continue;
         }
         let shown = display_path(entry.path(), root, shown_root);
+        // A Hermes home's settings file is searched as shown: with its secrets masked.
+        let settings = (req.mask_settings && super::settings::is_settings(entry.path(), paths))
+            .then(|| super::settings::masked_text(entry.path()));
         // Unreadable files are skipped, as ripgrep does.
         match req.output_mode {
             OutputMode::Content => {
@@ -157,7 +160,7 @@ pub(crate) fn run(
                     wanted,
                     cancel,
                 };
-                let _ = searcher.search_path(&matcher, entry.path(), &mut sink);
+                let _ = search_one(&mut searcher, &matcher, entry.path(), &settings, &mut sink);
                 found = outcome.matches.len();
             }
             OutputMode::FilesOnly | OutputMode::Count => {
@@ -167,7 +170,8 @@ pub(crate) fn run(
                     stop_at_first,
                     cancel,
                 };
-                let searched = searcher.search_path(&matcher, entry.path(), &mut sink);
+                let searched =
+                    search_one(&mut searcher, &matcher, entry.path(), &settings, &mut sink);
                 if searched.is_ok() && sink.count > 0 {
                     found += 1;
                     if found > offset && found <= offset.saturating_add(limit) {
@@ -194,6 +198,22 @@ pub(crate) fn run(
         newline_pattern,
         req.output_mode,
     )
+}
+
+/// Searches one walked file into `sink`: a settings file's masked text (`settings`), else the
+/// file itself. A settings file too large to mask, or unreadable, is skipped.
+fn search_one<S: Sink<Error = io::Error>>(
+    searcher: &mut Searcher,
+    matcher: &RegexMatcher,
+    path: &Path,
+    settings: &Option<io::Result<Option<String>>>,
+    sink: S,
+) -> io::Result<()> {
+    match settings {
+        None => searcher.search_path(matcher, path, sink),
+        Some(Ok(Some(text))) => searcher.search_slice(matcher, text.as_bytes(), sink),
+        Some(_) => Ok(()),
+    }
 }
 
 fn finish(
