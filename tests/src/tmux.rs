@@ -122,6 +122,8 @@ impl Tmux {
                 &self.socket,
                 "capture-pane",
                 "-p",
+                // Wrapped lines joined: a session id at the end of a line is read whole.
+                "-J",
                 "-t",
                 "0",
                 "-S",
