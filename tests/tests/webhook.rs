@@ -249,3 +249,124 @@ async fn deliver_only_sends_the_rendered_prompt_without_a_model_call() {
     assert!(llm.chat_requests().is_empty(), "no model call");
     home.ctl(&["daemon", "stop"]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_signed_body_replayed_under_a_new_delivery_id_is_a_duplicate_even_after_a_restart() {
+    let llm = FakeLlm::start((0..6).map(|_| Reply::text("ok")).collect()).await;
+    let home = TestHome::new();
+    let port = http::free_port();
+    home.use_fake_model(
+        &llm,
+        &format!(
+            "platforms:\n  webhook:\n    enabled: true\n    extra:\n      \
+             host: 127.0.0.1\n      port: {port}\n      secret: generic-secret\n      routes:\n        \
+             gh:\n          secret: gh-secret\n        generic: {{}}\n        other: {{}}\n"
+        ),
+    );
+    home.ctl_async(&["status"]).await.ok();
+    listening(port).await;
+    let body = r#"{"action": "opened", "number": 7}"#;
+    let accepted = |answer: &(u16, serde_json::Value)| {
+        assert_eq!(
+            (answer.0, answer.1["status"].as_str()),
+            (202, Some("accepted")),
+            "{}",
+            answer.1
+        );
+    };
+    let duplicate = |answer: &(u16, serde_json::Value)| {
+        assert_eq!(
+            (answer.0, answer.1["status"].as_str()),
+            (200, Some("duplicate")),
+            "{}",
+            answer.1
+        );
+    };
+
+    accepted(
+        &post(
+            port,
+            "/webhooks/gh",
+            &github("gh-secret", "d-1", "pull_request", body),
+            body,
+        )
+        .await,
+    );
+    // A captured request replayed with another delivery id, or with none.
+    duplicate(
+        &post(
+            port,
+            "/webhooks/gh",
+            &github("gh-secret", "d-2", "pull_request", body),
+            body,
+        )
+        .await,
+    );
+    let mut no_id = github("gh-secret", "", "pull_request", body);
+    no_id.retain(|(name, _)| *name != "X-GitHub-Delivery");
+    duplicate(&post(port, "/webhooks/gh", &no_id, body).await);
+    // Another body is another delivery.
+    let other_body = r#"{"action": "opened", "number": 8}"#;
+    accepted(
+        &post(
+            port,
+            "/webhooks/gh",
+            &github("gh-secret", "d-3", "pull_request", other_body),
+            other_body,
+        )
+        .await,
+    );
+
+    // The generic V2 signature covers its timestamp: the same signed request under a new request
+    // id is a replay; the sender's fresh signature of the same body is a new delivery.
+    let v2 = |at: i64, id: &str, body: &str| {
+        vec![
+            ("X-Webhook-Timestamp", at.to_string()),
+            (
+                "X-Webhook-Signature-V2",
+                hmac_hex(b"generic-secret", format!("{at}.{body}").as_bytes()),
+            ),
+            ("X-Request-ID", id.to_string()),
+        ]
+    };
+    let now = chrono::Utc::now().timestamp();
+    accepted(&post(port, "/webhooks/generic", &v2(now, "g-1", body), body).await);
+    duplicate(&post(port, "/webhooks/generic", &v2(now, "g-2", body), body).await);
+    accepted(&post(port, "/webhooks/generic", &v2(now - 1, "g-3", body), body).await);
+    // The legacy body-only signature: the body alone decides.
+    let legacy = |id: &str| {
+        vec![
+            (
+                "X-Webhook-Signature",
+                hmac_hex(b"generic-secret", body.as_bytes()),
+            ),
+            ("X-Request-ID", id.to_string()),
+        ]
+    };
+    accepted(&post(port, "/webhooks/other", &legacy("l-1"), body).await);
+    duplicate(&post(port, "/webhooks/other", &legacy("l-2"), body).await);
+
+    wait::until("each accepted delivery ran", WAIT, || {
+        let n = llm.chat_requests().len();
+        async move { (n >= 5).then_some(()) }
+    })
+    .await;
+    // Killed and started again: the digests are still remembered.
+    home.kill_daemon_hard().await;
+    home.ctl_async(&["status"]).await.ok();
+    listening(port).await;
+    duplicate(
+        &post(
+            port,
+            "/webhooks/gh",
+            &github("gh-secret", "d-9", "pull_request", body),
+            body,
+        )
+        .await,
+    );
+    duplicate(&post(port, "/webhooks/other", &legacy("l-9"), body).await);
+
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(llm.chat_requests().len(), 5, "no replay ran");
+    home.ctl(&["daemon", "stop"]);
+}

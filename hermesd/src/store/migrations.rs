@@ -148,6 +148,8 @@ const MIGRATIONS: &[&str] = &[
     super::webhook::WEBHOOK_MIGRATION,
     // 15: the API server's stored Responses.
     super::api_responses::RESPONSES_MIGRATION,
+    // 16: digests of the signed webhook requests accepted within the hour.
+    super::webhook::WEBHOOK_BODIES_MIGRATION,
 ];
 
 /// The schema version this build writes.

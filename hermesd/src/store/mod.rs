@@ -70,7 +70,10 @@ pub use sessions::{
 pub use skill_records::{
     SkillRecord, delete_skill_record, put_skill_record, skill_record, skill_records,
 };
-pub use webhook::claim_webhook_delivery;
+pub use webhook::{
+    Claim as WebhookClaim, MAX_BODIES_PER_ROUTE as MAX_WEBHOOK_BODIES_PER_ROUTE,
+    Window as WebhookWindow, claim_webhook,
+};
 
 const READERS: u32 = 4;
 

@@ -5,7 +5,9 @@
 //! over `rate_limit` per minute 429 (a sliding minute per route), an event the route does not
 //! take 200 `ignored`. The delivery id (`X-GitHub-Delivery`, else `X-Request-ID`) is claimed in
 //! the store (`webhook_deliveries`, one hour, across restarts), so a sender's retry answers
-//! `duplicate` and never starts a second run. Accepted deliveries answer 202 and run as a turn
+//! `duplicate` and never starts a second run; so is the SHA-256 digest of what a passed signature
+//! covers (`webhook_bodies`, per route, the same hour, at most 10,000 a route), so a captured
+//! signed request replayed under a new delivery id, or none, answers `duplicate` too. Accepted deliveries answer 202 and run as a turn
 //! of a new session (source `webhook`, one per delivery); the answer goes to the route's
 //! `deliver` target — `log`, or a chat platform through the `Messenger` — and `deliver_only`
 //! sends the rendered prompt itself, with no model call. A route's `skills` make the prompt a
@@ -39,7 +41,7 @@ use crate::{
 };
 
 pub const SOURCE: &str = "webhook";
-/// How long a delivery id is remembered.
+/// How long a delivery id, and a signed request's digest, is remembered.
 const DEDUP_TTL: Duration = Duration::from_secs(3_600);
 const LOOPBACK: &[&str] = &[
     "127.0.0.1",
@@ -221,6 +223,7 @@ async fn deliver(
         .secret
         .clone()
         .unwrap_or_else(|| hooks.settings.secret.clone());
+    let mut digest = None;
     if secret != INSECURE_NO_AUTH {
         let now = chrono::Utc::now().timestamp();
         match signature::check(&parts.headers, &body, &secret, now) {
@@ -235,6 +238,7 @@ async fn deliver(
                 return error(StatusCode::UNAUTHORIZED, "Invalid signature");
             }
         }
+        digest = Some(signature::signed_digest(&parts.headers, &body));
     }
     if !hooks.admit(&route) {
         return error(StatusCode::TOO_MANY_REQUESTS, "Rate limit exceeded");
@@ -261,18 +265,34 @@ async fn deliver(
     let claimed = {
         let (route_name, id) = (name.clone(), delivery_id.clone());
         let now = chrono::Utc::now().timestamp_millis();
-        let ttl = DEDUP_TTL.as_millis() as i64;
+        let window = store::WebhookWindow {
+            ttl_ms: DEDUP_TTL.as_millis() as i64,
+            max_bodies: store::MAX_WEBHOOK_BODIES_PER_ROUTE,
+        };
         hooks
             .gateway
             .runner
             .store
-            .write(move |tx| store::claim_webhook_delivery(tx, &route_name, &id, now, ttl))
+            .write(move |tx| {
+                store::claim_webhook(
+                    tx,
+                    &route_name,
+                    &id,
+                    digest.as_ref().map(|d| &d[..]),
+                    now,
+                    window,
+                )
+            })
             .await
     };
     match claimed {
-        Ok(true) => {}
-        Ok(false) => {
-            tracing::info!(route = %name, delivery = %delivery_id, "webhook: skipping a duplicate delivery");
+        Ok(store::WebhookClaim::Fresh) => {}
+        Ok(seen) => {
+            let why = match seen {
+                store::WebhookClaim::SeenBody => "its signed request was accepted already",
+                _ => "its delivery id was seen already",
+            };
+            tracing::info!(route = %name, delivery = %delivery_id, "webhook: skipping a duplicate delivery: {why}");
             return answer(
                 StatusCode::OK,
                 json!({"status": "duplicate", "delivery_id": delivery_id}),

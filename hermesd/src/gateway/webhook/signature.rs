@@ -4,6 +4,7 @@
 //! generic `X-Webhook-Signature-V2` (hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<body>`, the
 //! timestamp within 5 minutes of now), then the legacy `X-Webhook-Signature` (hex HMAC-SHA256
 //! of the body alone: accepted, with a warning, since a captured request can be replayed).
+//! [`signed_digest`] names what a passed signature covers, so a replay is recognised.
 
 use axum::http::HeaderMap;
 
@@ -36,32 +37,69 @@ fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
         .filter(|v| !v.is_empty())
 }
 
+/// The scheme of a request: the first signature header present, with its value.
+enum Scheme<'h> {
+    GitHub(&'h str),
+    GitLab(&'h str),
+    V2(&'h str),
+    Legacy(&'h str),
+}
+
+fn scheme(headers: &HeaderMap) -> Option<Scheme<'_>> {
+    if let Some(given) = header(headers, "x-hub-signature-256") {
+        return Some(Scheme::GitHub(given));
+    }
+    if let Some(token) = header(headers, "x-gitlab-token") {
+        return Some(Scheme::GitLab(token));
+    }
+    if let Some(given) = header(headers, "x-webhook-signature-v2") {
+        return Some(Scheme::V2(given));
+    }
+    header(headers, "x-webhook-signature").map(Scheme::Legacy)
+}
+
+/// What the V2 signature covers: `<timestamp>.<body>`.
+fn v2_signed(stamp: &str, body: &[u8]) -> Vec<u8> {
+    let mut signed = Vec::with_capacity(stamp.len() + 1 + body.len());
+    signed.extend_from_slice(stamp.as_bytes());
+    signed.push(b'.');
+    signed.extend_from_slice(body);
+    signed
+}
+
 /// Check `body` against `secret` by the first signature header present; `now` in Unix seconds.
 pub fn check(headers: &HeaderMap, body: &[u8], secret: &str, now: i64) -> Result<Passed, Refused> {
     let key = secret.as_bytes();
-    if let Some(given) = header(headers, "x-hub-signature-256") {
-        let hex = given.strip_prefix("sha256=").ok_or(Refused::Mismatch)?;
-        return matched(secret::hmac_matches(key, body, hex), Passed::Signed);
-    }
-    if let Some(token) = header(headers, "x-gitlab-token") {
-        return matched(secret::same(token.as_bytes(), key), Passed::Signed);
-    }
-    if let Some(given) = header(headers, "x-webhook-signature-v2") {
-        let stamp = header(headers, "x-webhook-timestamp").ok_or(Refused::NoTimestamp)?;
-        let at: i64 = stamp.parse().map_err(|_| Refused::Stale)?;
-        if (now - at).abs() > WINDOW_SECS {
-            return Err(Refused::Stale);
+    match scheme(headers).ok_or(Refused::Missing)? {
+        Scheme::GitHub(given) => {
+            let hex = given.strip_prefix("sha256=").ok_or(Refused::Mismatch)?;
+            matched(secret::hmac_matches(key, body, hex), Passed::Signed)
         }
-        let mut signed = Vec::with_capacity(stamp.len() + 1 + body.len());
-        signed.extend_from_slice(stamp.as_bytes());
-        signed.push(b'.');
-        signed.extend_from_slice(body);
-        return matched(secret::hmac_matches(key, &signed, given), Passed::Signed);
+        Scheme::GitLab(token) => matched(secret::same(token.as_bytes(), key), Passed::Signed),
+        Scheme::V2(given) => {
+            let stamp = header(headers, "x-webhook-timestamp").ok_or(Refused::NoTimestamp)?;
+            let at: i64 = stamp.parse().map_err(|_| Refused::Stale)?;
+            if (now - at).abs() > WINDOW_SECS {
+                return Err(Refused::Stale);
+            }
+            let signed = v2_signed(stamp, body);
+            matched(secret::hmac_matches(key, &signed, given), Passed::Signed)
+        }
+        Scheme::Legacy(given) => matched(secret::hmac_matches(key, body, given), Passed::Legacy),
     }
-    if let Some(given) = header(headers, "x-webhook-signature") {
-        return matched(secret::hmac_matches(key, body, given), Passed::Legacy);
+}
+
+/// The SHA-256 digest of what a request's signature covers — the body, and for the generic V2
+/// scheme its timestamp with it (`<timestamp>.<body>`) — by which a signed request that was
+/// accepted is recognised when it comes again under another delivery id (a replay: whoever
+/// captured it cannot sign another). A V2 sender that signs the same body again, with a new
+/// timestamp, sends a new request. Call it on a request [`check`] passed.
+pub fn signed_digest(headers: &HeaderMap, body: &[u8]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    match (scheme(headers), header(headers, "x-webhook-timestamp")) {
+        (Some(Scheme::V2(_)), Some(stamp)) => Sha256::digest(v2_signed(stamp, body)).into(),
+        _ => Sha256::digest(body).into(),
     }
-    Err(Refused::Missing)
 }
 
 fn matched(ok: bool, passed: Passed) -> Result<Passed, Refused> {
@@ -74,6 +112,30 @@ fn matched(ok: bool, passed: Passed) -> Result<Passed, Refused> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_digest_is_of_what_the_signature_covers() {
+        use sha2::{Digest, Sha256};
+        let body_only: [u8; 32] = Sha256::digest(BODY).into();
+        let github = headers(&[("x-hub-signature-256", "sha256=ab".into())]);
+        assert_eq!(signed_digest(&github, BODY), body_only);
+        let legacy = headers(&[("x-webhook-signature", "ab".into())]);
+        assert_eq!(signed_digest(&legacy, BODY), body_only);
+        let v2 = |at: &str| {
+            headers(&[
+                ("x-webhook-signature-v2", "ab".into()),
+                ("x-webhook-timestamp", at.into()),
+            ])
+        };
+        assert_eq!(
+            signed_digest(&v2("1800000000"), BODY),
+            <[u8; 32]>::from(Sha256::digest(b"1800000000.{\"action\":\"opened\"}"))
+        );
+        assert_ne!(
+            signed_digest(&v2("1800000000"), BODY),
+            signed_digest(&v2("1800000001"), BODY)
+        );
+    }
+
     use super::*;
     use crate::gateway::secret::hmac_hex;
 
