@@ -81,10 +81,32 @@ pub fn loopback_client_is_agent(client: SocketAddr, server: SocketAddr) -> bool 
     let Some(confinement) = super::current() else {
         return false;
     };
-    client_inode(client, server)
-        .and_then(holder_of)
-        .is_some_and(|pid| confinement.is_agent(pid))
+    let Some(inode) = client_inode(client, server) else {
+        return false;
+    };
+    if let Some(known) = KNOWN.lock().ok().and_then(|k| k.get(&inode).copied()) {
+        return known;
+    }
+    let Some(pid) = holder_of(inode) else {
+        return false;
+    };
+    let agent = confinement.is_agent(pid);
+    if let Ok(mut known) = KNOWN.lock() {
+        if known.len() >= KNOWN_BOUND {
+            known.clear();
+        }
+        known.insert(inode, agent);
+    }
+    agent
 }
+
+/// Connections already judged, by the inode of the client's socket (the holder scan reads every
+/// process's descriptors; a connection's requests after the first read one line of
+/// `/proc/net/tcp`). Socket inodes come from a counter, so a number is not given to another
+/// socket while it is remembered. At most [`KNOWN_BOUND`], then forgotten at once.
+static KNOWN: std::sync::LazyLock<std::sync::Mutex<std::collections::HashMap<u64, bool>>> =
+    std::sync::LazyLock::new(Default::default);
+const KNOWN_BOUND: usize = 1024;
 
 #[cfg(test)]
 mod tests {
