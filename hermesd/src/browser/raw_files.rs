@@ -4,8 +4,9 @@
 //! scripts, a download directory (`Page.setDownloadBehavior`'s `downloadPath`) is written by
 //! Chromium. Each path is resolved as the file tools resolve it (from the session's working
 //! directory, `~` expanded, symlinks followed) and allowed only inside that directory and where
-//! the path policy lets the agent read (files) or write (directories); the command is sent
-//! with the resolved paths, so what was judged is what Chromium opens.
+//! the path policy lets the agent read (files) or write (directories); a file must be a regular
+//! file (a directory would hand the page every file below it). The command is sent with the
+//! resolved paths, so what was judged is what Chromium opens.
 
 use std::path::Path;
 
@@ -68,6 +69,13 @@ pub fn confine_paths(
             policy
                 .check_read(&real)
                 .map_err(|why| format!("{method}: {why}"))?;
+            // A directory would hand the page every file below it, unjudged.
+            if !real.is_file() {
+                return Err(format!(
+                    "{method}: {text} ({}) is not a file; browser_cdp hands the page single files",
+                    real.display()
+                ));
+            }
             *entry = Value::String(real.display().to_string());
         }
     }
@@ -150,6 +158,24 @@ mod tests {
         assert!(run(&f, "Input.dispatchDragEvent", no_files).is_ok());
         let inside = json!({"behavior": "allow", "downloadPath": "out"});
         assert!(run(&f, "Page.setDownloadBehavior", inside).is_ok());
+    }
+
+    #[test]
+    fn a_directory_is_not_handed_over_as_a_file() {
+        // A directory input would hand the page every file below it, `.env` included.
+        let f = fixture();
+        for files in [
+            json!(["."]),
+            json!(["out"]),
+            json!([f.workspace.display().to_string()]),
+        ] {
+            let params = json!({"files": files, "nodeId": 3});
+            let refused = run(&f, "DOM.setFileInputFiles", params).unwrap_err();
+            assert!(refused.contains("not a file"), "{refused}");
+            let dragged =
+                json!({"type": "drop", "x": 1, "y": 1, "data": {"items": [], "files": files}});
+            assert!(run(&f, "Input.dispatchDragEvent", dragged).is_err());
+        }
     }
 
     #[test]
