@@ -416,3 +416,52 @@ async fn a_text_only_model_gets_the_screenshot_described_by_the_auxiliary_vision
     // The main model, text-only, got no image.
     assert!(!requests[3].body.to_string().contains("data:image/png"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn browser_cdp_hands_a_page_only_files_of_the_workspace() {
+    chromium();
+    let pages = Pages::start().await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    home.write(".env", "OPENAI_API_KEY=sk-not-for-pages-1234567890\n");
+    let work = tempfile::tempdir_in("/tmp").unwrap();
+    std::fs::write(work.path().join("notes.txt"), "notes").unwrap();
+    std::os::unix::fs::symlink(home.path().join(".env"), work.path().join("innocent.txt")).unwrap();
+    let env = home.path().join(".env").display().to_string();
+    let drag = |files: Value| {
+        call(
+            "browser_cdp",
+            json!({"method": "Input.dispatchDragEvent",
+                   "params": {"type": "dragEnter", "x": 10, "y": 10,
+                              "data": {"items": [], "files": files, "dragOperationsMask": 1}}}),
+        )
+    };
+    let server = FakeLlm::start(vec![
+        call("browser_navigate", json!({"url": pages.url("/form")})),
+        drag(json!(["notes.txt"])),
+        drag(json!([env])),
+        drag(json!(["innocent.txt"])),
+        drag(json!(["."])),
+        drag(json!(["/etc/hostname"])),
+        Reply::text("done"),
+    ])
+    .await;
+    home.use_fake_model(&server, LOCAL);
+    let cwd = work.path().to_str().unwrap().to_string();
+    let out = home
+        .ctl_async(&["send", "--json", "--cwd", &cwd, "go"])
+        .await
+        .json();
+    assert_eq!(out["answer"], "done");
+    let r = results(&server);
+    assert_eq!(r[1]["success"], true, "a workspace file: {}", r[1]);
+    for (i, named) in [
+        (2, ".env"),
+        (3, "innocent.txt"),
+        (4, "not a file"),
+        (5, "/etc/hostname"),
+    ] {
+        let refused = r[i]["error"].as_str().unwrap_or_else(|| panic!("{}", r[i]));
+        assert!(refused.contains(named), "{refused}");
+    }
+}
