@@ -22,6 +22,7 @@ pub mod tls;
 pub mod tmux;
 pub mod wait;
 pub mod web_fixture;
+pub mod yolo_send;
 
 pub use daemon::DaemonProcess;
 pub use home::TestHome;

@@ -34,34 +34,7 @@ fn show(path: &Path) -> String {
     path.display().to_string()
 }
 
-/// One `hermesctl send --yolo` in the project directory (in `session`, or a new one) whose model
-/// makes `calls`, one after the other; returns the session and what each call told the model.
-async fn send(
-    home: &TestHome,
-    server: &FakeLlm,
-    session: Option<&str>,
-    calls: Vec<Reply>,
-) -> (String, Vec<String>) {
-    let n = calls.len();
-    for reply in calls {
-        server.push(reply);
-    }
-    server.push(Reply::text("done"));
-    let cwd = show(&home.user_home().join("project"));
-    let mut args = vec!["send", "--json", "--yolo", "--cwd", &cwd];
-    if let Some(id) = session {
-        args.extend(["--session", id]);
-    }
-    args.push("go");
-    let out = home.ctl_async(&args).await.json();
-    assert_eq!(out["answer"], "done", "{out}");
-    let results = server.requests().last().unwrap().tool_results();
-    assert!(results.len() >= n, "{results:?}");
-    (
-        out["session_id"].as_str().unwrap().to_string(),
-        results[results.len() - n..].to_vec(),
-    )
-}
+use hermes_tests::yolo_send::send_yolo as send;
 
 /// Each tool result under the label of what it attempted, for failure messages.
 fn labelled(labels: &[&str], results: &[String]) -> String {
