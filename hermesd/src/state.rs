@@ -134,9 +134,17 @@ impl DaemonState {
             notices.push("logging.level changes take effect when hermesd restarts".into());
         }
         let (was, now) = (&old.settings.gateway, &config.settings.gateway);
-        if was.telegram != now.telegram || was.telegram_disabled != now.telegram_disabled {
+        let connections = |g: &crate::config::settings::GatewaySection| {
+            (
+                g.telegram.clone(),
+                g.discord.clone(),
+                g.slack.clone(),
+                g.disabled.clone(),
+            )
+        };
+        if connections(was) != connections(now) {
             notices.push(
-                "Telegram connection changes (token, base_url, poll_timeout, webhook, enabled) take effect when hermesd restarts; allowlists apply now".into(),
+                "chat platform connection changes (tokens, base URLs, poll_timeout, webhook, enabled) take effect when hermesd restarts; allowlists apply now".into(),
             );
         }
         if old.socket() != config.socket() {

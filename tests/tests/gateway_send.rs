@@ -144,7 +144,7 @@ async fn hermesctl_sets_the_home_channel() {
         .await;
     assert_ne!(out.code(), Some(0));
     assert!(
-        out.stderr().contains("is not a Telegram chat id"),
+        out.stderr().contains("is not a chat id"),
         "{}",
         out.stderr()
     );

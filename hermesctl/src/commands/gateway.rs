@@ -92,7 +92,7 @@ async fn home(
             output::json(&Value::Array(homes.iter().map(home_json).collect()));
         } else if homes.is_empty() {
             output::line(
-                "no chat platform is configured (set TELEGRAM_BOT_TOKEN in ~/.hermes/.env)",
+                "no chat platform is configured (set TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN or SLACK_BOT_TOKEN in ~/.hermes/.env)",
             );
         } else {
             homes.iter().for_each(|h| output::line(home_line(h)));
@@ -154,7 +154,9 @@ async fn status(ctx: &Context) -> Result<(), CliError> {
         return Ok(());
     }
     if platforms.is_empty() {
-        output::line("no chat platform is configured (set TELEGRAM_BOT_TOKEN in ~/.hermes/.env)");
+        output::line(
+            "no chat platform is configured (set TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN or SLACK_BOT_TOKEN in ~/.hermes/.env)",
+        );
         return Ok(());
     }
     for p in &platforms {

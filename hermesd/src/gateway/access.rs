@@ -52,7 +52,11 @@ pub async fn operator_now(gateway: &super::Gateway, platform: &str, user_id: &st
             .is_some_and(|p| p.approved)
     };
     let config = gateway.runner.config();
-    is_operator(&config.settings.gateway.telegram_access, user_id, paired)
+    is_operator(
+        &config.settings.gateway.rules(platform).access,
+        user_id,
+        paired,
+    )
 }
 
 /// The verdict for `user_id` writing in `place`, given whether the user is paired.

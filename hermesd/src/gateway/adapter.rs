@@ -50,6 +50,8 @@ pub struct Addressing {
     pub replies_to_me: bool,
     /// It names other bots by handle, and not this one.
     pub names_only_other_bots: bool,
+    /// It is in a thread the bot started or answered in (Discord's threads).
+    pub in_my_thread: bool,
 }
 
 /// A file attached to a message, fetched with [`Adapter::fetch_file`].
@@ -126,8 +128,10 @@ impl Outgoing {
 /// What a platform can do.
 #[derive(Debug, Clone, Copy)]
 pub struct Capabilities {
-    /// Longest message text, in the platform's units (UTF-16 code units for Telegram).
+    /// Longest message text, in UTF-16 code units of what `measure` counts.
     pub max_len: usize,
+    /// Whether the limit counts the Markdown as sent or its rendering.
+    pub measure: super::split::Measure,
     pub edits: bool,
     pub buttons: bool,
 }

@@ -37,14 +37,15 @@ pub async fn take(
     link.status.received();
     let config = gateway.runner.config();
     let settings = &config.settings.gateway;
-    let access = settings.telegram_access.clone();
-    let groups = settings.telegram_groups.clone();
-    let strangers = settings.telegram_strangers;
+    let platform = link.platform();
+    let rules = settings.rules(platform);
+    let access = rules.access.clone();
+    let groups = rules.groups.clone();
+    let strangers = rules.strangers;
     let isolation = Isolation {
         group_per_user: settings.group_sessions_per_user,
         thread_per_user: settings.thread_sessions_per_user,
     };
-    let platform = link.platform();
     let updates = std::mem::take(&mut batch.updates);
     let (rows, replies, presses) = gateway
         .runner

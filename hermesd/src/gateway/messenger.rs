@@ -35,7 +35,7 @@ impl Messenger for GatewayMessenger {
     fn has_platforms(&self) -> bool {
         self.0
             .upgrade()
-            .is_some_and(|g| g.runner.config().settings.gateway.telegram.is_some())
+            .is_some_and(|g| !g.runner.config().settings.gateway.running().is_empty())
     }
 
     async fn targets(&self) -> Vec<PlatformTargets> {
@@ -71,11 +71,15 @@ impl Messenger for GatewayMessenger {
     ) -> Result<Sent, SendError> {
         let gateway = self.gateway().map_err(SendError::Unavailable)?;
         let Some(link) = gateway.link(&to.platform) else {
-            return Err(match to.platform.as_str() {
-                "telegram" => SendError::Unavailable(not_configured("telegram")),
-                other => SendError::Refused(format!(
-                    "Unknown platform: {other} (hermesd connects to: telegram)"
-                )),
+            let known = crate::config::settings::CHAT_PLATFORMS.map(|keys| keys.name);
+            return Err(if known.contains(&to.platform.as_str()) {
+                SendError::Unavailable(not_configured(&to.platform))
+            } else {
+                SendError::Refused(format!(
+                    "Unknown platform: {} (hermesd connects to: {})",
+                    to.platform,
+                    known.join(", ")
+                ))
             });
         };
         let status = link.status.get();
@@ -92,7 +96,8 @@ impl Messenger for GatewayMessenger {
             )));
         }
         let (chat, used_home) = resolve(&gateway, to).await.map_err(SendError::Refused)?;
-        let mut pieces = split::split_markdown(text, link.adapter.capabilities().max_len);
+        let caps = link.adapter.capabilities();
+        let mut pieces = split::split(text, caps.max_len, caps.measure);
         if pieces.len() > MAX_PIECES {
             let left = pieces.len() - (MAX_PIECES - 1);
             pieces.truncate(MAX_PIECES - 1);
@@ -176,19 +181,21 @@ pub async fn home_with_source(
         return Some((stored, HomeSource::Set));
     }
     let config = gateway.runner.config();
-    let telegram = config.settings.gateway.telegram.as_ref()?;
-    let (chat_id, thread_id, name) = telegram.home_channel.clone()?;
-    (platform == "telegram").then(|| {
-        let place = ChatPlace {
-            platform: platform.to_string(),
-            chat_id,
-            thread_id,
-            kind: String::new(),
-            name,
-            ..ChatPlace::default()
-        };
-        (place, HomeSource::Env)
-    })
+    let home = config
+        .settings
+        .gateway
+        .rules(platform)
+        .home_channel
+        .clone()?;
+    let place = ChatPlace {
+        platform: platform.to_string(),
+        chat_id: home.chat_id,
+        thread_id: home.thread_id,
+        kind: String::new(),
+        name: home.name,
+        ..ChatPlace::default()
+    };
+    Some((place, HomeSource::Env))
 }
 
 /// The chat `to` names, and whether it is the home channel; refused unless the gateway knows it.
@@ -230,7 +237,8 @@ async fn resolve(gateway: &Arc<Gateway>, to: &Destination) -> Result<(ChatRef, b
         .config()
         .settings
         .gateway
-        .telegram_access
+        .rules(&platform)
+        .access
         .clone();
     let allowed_user = access
         .allowed

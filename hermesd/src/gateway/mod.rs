@@ -1,11 +1,13 @@
 //! The gateway: the daemon's chat-platform connections. Each platform is an [`Adapter`]
-//! supervised by its own task (`supervisor.rs`: machine-wide lock, connect, long poll under a
-//! watchdog, backoff); what arrives is judged (`access.rs`, `pairing.rs`), stored and routed to a
-//! conversation (`inbound.rs`, `routing.rs`), and each chat's messages run in order through the
-//! hub like any client's (`chats.rs`), answered by a streamed message that is edited as the
+//! (built in `platforms.rs`, the one place naming them) supervised by its own task
+//! (`supervisor.rs`: machine-wide lock, connect, long poll under a watchdog, backoff); what
+//! arrives is judged (`access.rs`, `pairing.rs`) by the platform's own rules, stored and routed
+//! to a conversation (`inbound.rs`, `routing.rs`), and each chat's messages run in order through
+//! the hub like any client's (`chats.rs`), answered by a streamed message that is edited as the
 //! answer grows (`reply.rs`) and delivered through the outbox (`outbox.rs`), which a restart
 //! finishes (`recovery.rs`). What it keeps is bounded (`retention.rs`). Voice messages are
-//! transcribed and replies spoken (`voice.rs`).
+//! transcribed and replies spoken (`voice.rs`). No file here names a platform: what differs is
+//! the adapter's, and its [`adapter::Capabilities`].
 
 pub mod access;
 pub mod adapter;
@@ -20,6 +22,7 @@ pub mod markup;
 mod messenger;
 mod outbox;
 pub mod pairing;
+mod platforms;
 mod recovery;
 mod reply;
 mod reset;
@@ -71,6 +74,8 @@ pub struct Gateway {
     approvals: approvals::Pending,
     /// True once every platform made its first connection attempt (start-up is over).
     settled: tokio::sync::watch::Sender<bool>,
+    /// The platforms whose first connection attempt is still to come.
+    unsettled: std::sync::atomic::AtomicUsize,
     /// The platforms started, for sending outside a chat's reply (`send_message`, cron).
     links: std::sync::Mutex<Vec<Arc<Link>>>,
     /// Counts connections made, so senders waiting for a platform learn it came up.
@@ -94,17 +99,20 @@ impl Gateway {
         let config = runner.config();
         let settings = &config.settings.gateway;
         let mut statuses = Vec::new();
-        let has_platform = settings.telegram.is_some();
+        let running = settings.running();
+        let has_platform = !running.is_empty();
         if settings.api_server.is_some() {
             statuses.push(StatusCell::new("api_server", LinkState::Connecting));
         }
         if settings.webhook.is_some() {
             statuses.push(StatusCell::new("webhook", LinkState::Connecting));
         }
-        if settings.telegram_disabled {
-            statuses.push(StatusCell::new("telegram", LinkState::Disabled));
-        } else if settings.telegram.is_some() {
-            statuses.push(StatusCell::new("telegram", LinkState::Connecting));
+        for keys in crate::config::settings::CHAT_PLATFORMS {
+            if settings.disabled.contains(&keys.name) {
+                statuses.push(StatusCell::new(keys.name, LinkState::Disabled));
+            } else if running.contains(&keys.name) {
+                statuses.push(StatusCell::new(keys.name, LinkState::Connecting));
+            }
         }
         Self {
             runner,
@@ -115,6 +123,7 @@ impl Gateway {
             chats: chats::Chats::default(),
             approvals: approvals::Pending::default(),
             settled: tokio::sync::watch::Sender::new(!has_platform),
+            unsettled: std::sync::atomic::AtomicUsize::new(0),
             links: std::sync::Mutex::new(Vec::new()),
             connections: tokio::sync::watch::Sender::new(0),
         }
@@ -136,30 +145,38 @@ impl Gateway {
         ) {
             tokio::spawn(webhook::start(Arc::clone(self), settings, status));
         }
-        let Some(settings) = config.settings.gateway.telegram.clone() else {
+        let running = config.settings.gateway.running();
+        if running.is_empty() {
             return;
-        };
-        let Some(status) = self.cell("telegram") else {
-            return;
-        };
+        }
         tokio::spawn(retention::sweep(Arc::clone(self)));
         let client = match self.runner.http_client().await {
             Ok(client) => client,
             Err(e) => {
-                status.fatal(&format!("cannot build the HTTP client: {e}"));
+                for platform in &running {
+                    if let Some(status) = self.cell(platform) {
+                        status.fatal(&format!("cannot build the HTTP client: {e}"));
+                    }
+                }
                 self.mark_settled();
                 return;
             }
         };
-        let link = Arc::new(Link {
-            adapter: Arc::new(telegram::Telegram::new(settings, client)),
-            status,
-        });
-        if let Ok(mut links) = self.links.lock() {
-            links.push(Arc::clone(&link));
+        let mut started = Vec::new();
+        for platform in running {
+            let adapter = platforms::adapter(platform, &config.settings.gateway, &client);
+            let (Some(adapter), Some(status)) = (adapter, self.cell(platform)) else {
+                continue;
+            };
+            started.push(Arc::new(Link { adapter, status }));
         }
-        let gateway = Arc::clone(self);
-        tokio::spawn(supervisor::supervise(gateway, link));
+        self.settle_after(started.len());
+        if let Ok(mut links) = self.links.lock() {
+            links.extend(started.iter().cloned());
+        }
+        for link in started {
+            tokio::spawn(supervisor::supervise(Arc::clone(self), link));
+        }
     }
 
     /// Wait until every platform made its first connection attempt, at most `within`.
@@ -179,9 +196,24 @@ impl Gateway {
         self.connections.send_modify(|n| *n += 1);
     }
 
-    /// Note that start-up's connection attempts are over.
+    /// Start-up is over once `platforms` platforms made their first connection attempt.
+    fn settle_after(&self, platforms: usize) {
+        self.unsettled
+            .store(platforms, std::sync::atomic::Ordering::SeqCst);
+        if platforms == 0 {
+            self.settled.send_replace(true);
+        }
+    }
+
+    /// Note that a platform's first connection attempt is over (later calls change nothing).
     fn mark_settled(&self) {
-        self.settled.send_replace(true);
+        use std::sync::atomic::Ordering;
+        let left = self
+            .unsettled
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        if matches!(left, Ok(1) | Err(0)) {
+            self.settled.send_replace(true);
+        }
     }
 
     fn cell(&self, platform: &str) -> Option<StatusCell> {

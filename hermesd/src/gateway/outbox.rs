@@ -24,7 +24,8 @@ pub async fn send_now(
     inbound_id: Option<i64>,
     text: &str,
 ) {
-    let pieces = split::split_markdown(text, link.adapter.capabilities().max_len);
+    let caps = link.adapter.capabilities();
+    let pieces = split::split(text, caps.max_len, caps.measure);
     let rows = record(gateway, link, chat, inbound_id, pieces).await;
     match rows {
         Ok(rows) => {

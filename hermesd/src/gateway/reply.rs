@@ -25,8 +25,6 @@ use crate::{
 
 /// How often the typing indicator is renewed (Telegram shows it for about 5 s).
 const TYPING_EVERY: Duration = Duration::from_secs(4);
-/// The client name turns from the gateway carry.
-pub const CLIENT: &str = "telegram";
 
 /// The conversation of the chat `key`, made on first contact.
 pub async fn conversation(gateway: &Gateway, key: &str) -> Result<Option<SessionRow>, StoreError> {
@@ -195,7 +193,7 @@ async fn run_turn_heard(
     let turn_id = ids::short_id("turn");
     let input = TurnInput {
         text,
-        source_client: CLIENT.into(),
+        source_client: link.platform().into(),
         yolo: false,
         // The chat's busy policy was applied as the message was queued (chats.rs); here it
         // waits its turn, so its answer is always followed to this chat.
@@ -426,8 +424,8 @@ impl<'a> Stream<'a> {
 
     /// What the streamed message shows of the text so far (the first piece, marked as going on).
     fn visible(&self) -> String {
-        let limit = self.link.adapter.capabilities().max_len;
-        let pieces = split::split_markdown(&self.text, limit.saturating_sub(4));
+        let caps = self.link.adapter.capabilities();
+        let pieces = split::split(&self.text, caps.max_len.saturating_sub(4), caps.measure);
         let mut first = pieces.into_iter().next().unwrap_or_default();
         first.push_str(" …");
         first
@@ -499,8 +497,8 @@ impl<'a> Stream<'a> {
     /// then deliver it: the first piece into the streamed message, the rest as messages of
     /// their own.
     async fn finish(&mut self, text: &str) {
-        let limit = self.link.adapter.capabilities().max_len;
-        let pieces = split::split_markdown(text, limit);
+        let caps = self.link.adapter.capabilities();
+        let pieces = split::split(text, caps.max_len, caps.measure);
         let streamed = self.message.clone();
         let (platform, chat, inbound) = (self.link.platform(), self.chat.clone(), self.row.id);
         let recorded = self

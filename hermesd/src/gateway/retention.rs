@@ -39,7 +39,9 @@ pub async fn prune_once(gateway: &Gateway) -> (usize, usize) {
             let mut removed = store::prune_gateway(tx, before)?;
             let stale = store::now_ms()
                 - super::pairing::CODE_TTL_MS.max(super::pairing::REQUEST_INTERVAL_MS);
-            removed += store::prune_pairing_requests(tx, "telegram", stale)?;
+            for keys in crate::config::settings::CHAT_PLATFORMS {
+                removed += store::prune_pairing_requests(tx, keys.name, stale)?;
+            }
             Ok(removed)
         })
         .await

@@ -1,8 +1,9 @@
-//! Splitting a long Markdown answer into Telegram-sized messages.
+//! Splitting a long Markdown answer into messages of a platform's size.
 //!
 //! Owns where a reply is cut and what each piece needs to render on its own.
-//! Telegram caps a message at 4,096 UTF-16 code units of text *after* entity
-//! parsing. The Markdown source is no sound stand-in for that: the rendering
+//! A platform that sends the Markdown nearly as written (Discord, Slack) counts
+//! its limit on that text ([`Measure::Source`]). Telegram caps a message at
+//! 4,096 UTF-16 code units of text *after* entity parsing ([`Measure::Rendered`]). The Markdown source is no sound stand-in for that: the rendering
 //! adds text the source lacks (a table's padding and `-+-` rule, `10.` for a
 //! lazily numbered `1.`, the blank line before a list touching a paragraph).
 //! So each candidate piece is measured rendered, `utf16_len(to_plain_text(..))`:
@@ -24,6 +25,26 @@ use super::markup::{markdown_options, to_plain_text};
 
 /// Telegram's limit on a message's text, in UTF-16 code units.
 pub const TELEGRAM_MAX: usize = 4096;
+
+/// What a platform's message limit counts, always in UTF-16 code units (never fewer than the
+/// characters a platform that counts characters sees).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Measure {
+    /// The text as rendered from the Markdown (Telegram's entities).
+    #[default]
+    Rendered,
+    /// The Markdown itself, as sent.
+    Source,
+}
+
+impl Measure {
+    fn len(self, markdown: &str) -> usize {
+        match self {
+            Self::Rendered => utf16_len(&to_plain_text(markdown)),
+            Self::Source => utf16_len(markdown),
+        }
+    }
+}
 
 /// Below this limit pieces carry no `(i/n)` counter: it would crowd out the text.
 const MIN_LIMIT_FOR_COUNTER: usize = 64;
@@ -55,10 +76,15 @@ pub fn utf16_len(s: &str) -> usize {
 /// the last space, else hard; a cut in the first half of a piece is taken only
 /// when its second half has none. Text within the limit comes back unchanged.
 pub fn split_markdown(markdown: &str, limit: usize) -> Vec<String> {
-    if visible_len(markdown) <= limit {
+    split(markdown, limit, Measure::Rendered)
+}
+
+/// [`split_markdown`] with the limit counted by `measure`.
+pub fn split(markdown: &str, limit: usize, measure: Measure) -> Vec<String> {
+    if measure.len(markdown) <= limit {
         return vec![markdown.to_owned()];
     }
-    let layout = Layout::new(markdown, limit);
+    let layout = Layout::new(markdown, limit, measure);
     if limit >= MIN_LIMIT_FOR_COUNTER {
         for digits in 1..=MAX_COUNTER_DIGITS {
             let pieces = layout.cut(&counter_reserve(digits));
@@ -68,11 +94,6 @@ pub fn split_markdown(markdown: &str, limit: usize) -> Vec<String> {
         }
     }
     layout.cut("")
-}
-
-/// What a piece's text counts for: its rendering, link targets included.
-fn visible_len(markdown: &str) -> usize {
-    utf16_len(&to_plain_text(markdown))
 }
 
 /// Room for the widest counter of `digits` digits, as it will be appended.
@@ -135,12 +156,13 @@ struct Start<'r> {
 struct Layout<'a> {
     src: &'a str,
     limit: usize,
+    measure: Measure,
     regions: Vec<Region>,
     cuts: Vec<Cut>,
 }
 
 impl<'a> Layout<'a> {
-    fn new(src: &'a str, limit: usize) -> Self {
+    fn new(src: &'a str, limit: usize, measure: Measure) -> Self {
         let (regions, spans) = scan_blocks(src);
         let mut flags = vec![0; src.len() + 1];
         for span in spans {
@@ -159,6 +181,7 @@ impl<'a> Layout<'a> {
         Self {
             src,
             limit,
+            measure,
             regions,
             cuts,
         }
@@ -183,7 +206,7 @@ impl<'a> Layout<'a> {
 
     fn fits_until(&self, start: &Start<'_>, end: usize, reserve: &str) -> bool {
         let piece = self.piece(start, end);
-        visible_len(&format!("{piece}{reserve}")) <= self.limit
+        self.measure.len(&format!("{piece}{reserve}")) <= self.limit
     }
 
     /// The source from `start` to `end`, reopened and closed as needed.

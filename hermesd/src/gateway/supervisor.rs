@@ -45,6 +45,13 @@ enum End {
 pub async fn supervise(gateway: Arc<Gateway>, link: Arc<Link>) {
     let mut backoff = Backoff::new();
     let mut recovered = false;
+    // Start-up waits for each platform's first attempt, once.
+    let mut first_attempt = true;
+    let mut attempted = |gateway: &Gateway| {
+        if std::mem::take(&mut first_attempt) {
+            gateway.mark_settled();
+        }
+    };
     let platform = link.platform();
     let lock_path = lock::lock_path(
         gateway.runtime_dir.as_deref(),
@@ -64,7 +71,7 @@ pub async fn supervise(gateway: Arc<Gateway>, link: Arc<Link>) {
             Ok(held) => held,
             Err(e) => {
                 tracing::warn!(platform, "{e}");
-                gateway.mark_settled();
+                attempted(&gateway);
                 link.status.retrying(&e);
                 if !pause(&gateway, backoff.next_delay()).await {
                     return;
@@ -75,7 +82,7 @@ pub async fn supervise(gateway: Arc<Gateway>, link: Arc<Link>) {
         let commands = super::commands::menu(&gateway).await;
         if let Err(e) = link.adapter.connect(&commands).await {
             let message = e.to_string();
-            gateway.mark_settled();
+            attempted(&gateway);
             if matches!(e, PlatformError::Fatal(_)) {
                 tracing::error!(platform, error = %message, "gateway: not retried until the configuration changes");
                 link.status.fatal(&message);
@@ -96,7 +103,7 @@ pub async fn supervise(gateway: Arc<Gateway>, link: Arc<Link>) {
             recovery::finish(&gateway, &link).await;
         }
         gateway.note_connected();
-        gateway.mark_settled();
+        attempted(&gateway);
         let end = poll(&gateway, &link, &mut backoff).await;
         drop(held);
         let message = match end {

@@ -1,9 +1,12 @@
-//! Whether a group message from an allowed user is for the agent, in Hermes' order: topics it
-//! does not listen in (`allowed_topics`, `ignored_threads`), a message naming only other bots
-//! (`exclusive_bot_mentions`), groups it does not answer in (`allowed_chats`, a mention let
-//! through by `guest_mode`), then chats and topics where every message is (`free_response_*`),
-//! and with `require_mention` only a reply to the bot, a mention of it or a wake word
-//! (`mention_patterns`). Direct messages and channel posts are always for it.
+//! Whether a group message from an allowed user is for the agent, in Hermes' order: groups and
+//! topics it does not listen in (`ignored_<chats>`, `allowed_topics`, `ignored_threads`), a
+//! message naming only other bots (`exclusive_bot_mentions`), groups it does not answer in
+//! (`allowed_<chats>`, a mention let through by `guest_mode`), then chats and topics where
+//! every message is (`free_response_*`), and with `require_mention` only a reply to the bot, a
+//! mention of it, a wake word (`mention_patterns`) or a thread the bot is in (unless
+//! `thread_require_mention`). A chat list names a group or a thread of it (Discord's threads
+//! are channels of their own), and `*` is every group. Direct messages and channel posts are
+//! always for it.
 
 use super::adapter::{ChatKind, Inbound};
 use crate::config::settings::GroupRules;
@@ -28,6 +31,15 @@ pub fn for_agent(rules: &GroupRules, update: &Inbound) -> bool {
         thread
     };
     let listed = |list: &[String], id: &str| list.iter().any(|entry| entry == id);
+    let raw_thread = update.chat.thread_id.as_str();
+    let chat_listed = |list: &[String]| {
+        list.iter().any(|entry| {
+            entry == "*" || entry == chat || (!raw_thread.is_empty() && entry == raw_thread)
+        })
+    };
+    if chat_listed(&rules.ignored_chats) {
+        return false;
+    }
     if !rules.allowed_topics.is_empty() && !listed(&rules.allowed_topics, topic) {
         return false;
     }
@@ -39,15 +51,16 @@ pub fn for_agent(rules: &GroupRules, update: &Inbound) -> bool {
         return false;
     }
     let guest = rules.guest_mode && addressed.mentions_me;
-    if !rules.allowed_chats.is_empty() && !listed(&rules.allowed_chats, chat) {
+    if !rules.allowed_chats.is_empty() && !chat_listed(&rules.allowed_chats) {
         return guest;
     }
     guest
-        || listed(&rules.free_response_chats, chat)
+        || chat_listed(&rules.free_response_chats)
         || listed(&rules.free_response_topics, &format!("{chat}:{topic}"))
         || !rules.require_mention
         || addressed.replies_to_me
         || addressed.mentions_me
+        || (addressed.in_my_thread && !rules.thread_require_mention)
         || rules.mention_patterns.any_match(&update.text)
 }
 
@@ -216,5 +229,47 @@ mod tests {
         assert!(for_agent(&quiet_general, &general));
         general.in_forum = true;
         assert!(!for_agent(&quiet_general, &general));
+    }
+
+    #[test]
+    fn channel_lists_name_a_channel_or_its_thread_and_the_bots_threads_need_no_mention() {
+        let rules = GroupRules {
+            require_mention: true,
+            free_response_chats: vec!["T9".into()],
+            ignored_chats: vec!["C2".into()],
+            ..GroupRules::default()
+        };
+        let in_thread =
+            |chat: &str, thread: &str, addressing| group(chat, thread, "hi", addressing);
+        assert!(for_agent(
+            &rules,
+            &in_thread("C1", "T9", Addressing::default())
+        ));
+        assert!(!for_agent(
+            &rules,
+            &in_thread("C1", "T8", Addressing::default())
+        ));
+        assert!(
+            !for_agent(&rules, &in_thread("C2", "", mention())),
+            "ignored"
+        );
+        let mine = Addressing {
+            in_my_thread: true,
+            ..Addressing::default()
+        };
+        assert!(for_agent(&rules, &in_thread("C1", "T8", mine)));
+        let strict_threads = GroupRules {
+            thread_require_mention: true,
+            ..rules.clone()
+        };
+        assert!(!for_agent(&strict_threads, &in_thread("C1", "T8", mine)));
+        let everywhere = GroupRules {
+            free_response_chats: vec!["*".into()],
+            ..rules
+        };
+        assert!(for_agent(
+            &everywhere,
+            &in_thread("C7", "", Addressing::default())
+        ));
     }
 }

@@ -46,39 +46,41 @@ fn pairing_of(row: PairingRow) -> pb::Pairing {
 
 fn platform_name(name: &str) -> Result<String, Status> {
     let name = name.trim().to_lowercase();
+    let known = crate::config::settings::CHAT_PLATFORMS.map(|keys| keys.name);
     match name.as_str() {
-        "telegram" => Ok(name),
-        "" => Err(Status::invalid_argument("say which platform (telegram)")),
+        known_name if known.contains(&known_name) => Ok(name),
+        "" => Err(Status::invalid_argument(format!(
+            "say which platform ({})",
+            known.join(", ")
+        ))),
         other => Err(Status::invalid_argument(format!(
-            "unknown platform {other:?}; hermesd's gateway has: telegram"
+            "unknown platform {other:?}; hermesd's gateway has: {}",
+            known.join(", ")
         ))),
     }
 }
 
-/// A Telegram chat id as the Bot API takes it: a number (negative for groups) or a channel's
-/// `@username`; a thread is a number.
+/// A chat (and thread) id as the platforms give them: Telegram's numbers (negative for groups)
+/// and `@usernames`, Discord's snowflakes, Slack's `C0123ABCD` and thread timestamps — at most 64
+/// letters, digits and `-_@.`, not starting with `.` (nothing a path or a key could misread).
 fn checked_chat(chat_id: &str, thread_id: &str) -> Result<(String, String), Status> {
     let (chat_id, thread_id) = (chat_id.trim(), thread_id.trim());
-    let numeric = |s: &str| {
-        let digits = s.strip_prefix('-').unwrap_or(s);
-        !digits.is_empty() && digits.len() <= 20 && digits.bytes().all(|b| b.is_ascii_digit())
+    let id = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 64
+            && !s.starts_with('.')
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'@' | b'.'))
     };
-    let username = |s: &str| {
-        s.strip_prefix('@').is_some_and(|name| {
-            (5..=32).contains(&name.len())
-                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        })
-    };
-    if !(numeric(chat_id) || username(chat_id)) {
+    if !id(chat_id) {
         return Err(Status::invalid_argument(format!(
-            "{chat_id:?} is not a Telegram chat id: give its number (e.g. 123456789, or \
-             -1001234567890 for a group) or a channel's @username"
+            "{chat_id:?} is not a chat id: give the chat's id as the platform shows it (e.g. \
+             123456789 or -1001234567890 on Telegram, a channel id on Discord or Slack)"
         )));
     }
-    let topic = |s: &str| !s.starts_with('-') && numeric(s);
-    if !thread_id.is_empty() && !topic(thread_id) {
+    if !thread_id.is_empty() && !id(thread_id) {
         return Err(Status::invalid_argument(format!(
-            "{thread_id:?} is not a Telegram topic id: it is a positive number"
+            "{thread_id:?} is not a thread id: a topic's number, a thread's id or timestamp"
         )));
     }
     Ok((chat_id.to_string(), thread_id.to_string()))

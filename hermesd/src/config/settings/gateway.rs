@@ -1,17 +1,18 @@
-//! The gateway's settings with Hermes' keys: whether Telegram runs (`TELEGRAM_BOT_TOKEN`,
-//! `platforms.telegram.enabled`), its Bot API base URL, poll timeout and webhook, who may talk
-//! (`TELEGRAM_ALLOWED_USERS`, `telegram.allow_from`, `GATEWAY_ALLOWED_USERS`, the allow-all
-//! switches), how chats map to sessions (`group_sessions_per_user`,
-//! `thread_sessions_per_user`) and how often a streamed answer is edited
-//! (`streaming.edit_interval`), the group rules and strangers' direct messages (in
-//! `telegram_groups.rs`), the prompt's privacy (`privacy.redact_pii`) and when a chat's
-//! conversation starts over (`session_reset`, in `session_reset.rs`).
+//! The gateway's settings with Hermes' keys: which chat platforms run and how they connect
+//! (Telegram here: `TELEGRAM_BOT_TOKEN`, `platforms.telegram.enabled`, its Bot API base URL,
+//! poll timeout and webhook; Discord in `discord.rs`, Slack in `slack.rs`), each platform's
+//! rules (who may talk, group rules, strangers, home channel: `platform_rules.rs`), how chats map
+//! to sessions (`group_sessions_per_user`, `thread_sessions_per_user`) and how often a streamed
+//! answer is edited (`streaming.edit_interval`), the prompt's privacy (`privacy.redact_pii`) and
+//! when a chat's conversation starts over (`session_reset`, in `session_reset.rs`).
 
 use std::time::Duration;
 
 use hermes_proto::env::Env;
 
-use super::read::{Reader, truthy};
+use super::{
+    DiscordSettings, PlatformRules, SlackSettings, group_rules::CHAT_PLATFORMS, read::Reader,
+};
 
 /// Telegram's connection settings; present only when it runs.
 #[derive(Clone, PartialEq)]
@@ -32,9 +33,6 @@ pub struct TelegramSettings {
     /// `TELEGRAM_WEBHOOK_PORT` (default 8443), bound on `TELEGRAM_WEBHOOK_HOST` (default
     /// 0.0.0.0).
     pub webhook_listen: String,
-    /// `TELEGRAM_HOME_CHANNEL` (with `_THREAD_ID` and `_NAME`): the home channel when none was
-    /// set with `/sethome`; `(chat, thread, name)`.
-    pub home_channel: Option<(String, String, String)>,
 }
 
 impl std::fmt::Debug for TelegramSettings {
@@ -55,10 +53,11 @@ pub struct AccessSettings {
     pub allowed: Vec<String>,
     /// `GATEWAY_ALLOWED_USERS`.
     pub gateway_allowed: Vec<String>,
-    /// `TELEGRAM_GROUP_ALLOWED_USERS`: users allowed in groups (not in direct messages).
+    /// `{PLATFORM}_GROUP_ALLOWED_USERS`: users allowed in groups (not in direct messages).
     pub group_users: Vec<String>,
-    /// `TELEGRAM_GROUP_ALLOWED_CHATS` (and chat ids, starting with `-`, that Hermes' older
-    /// releases took in the user list): groups where everyone may talk; `*` is every group.
+    /// `{PLATFORM}_GROUP_ALLOWED_CHATS` (and chat ids, starting with `-`, that Hermes' older
+    /// releases took in the user list; on Discord and Slack the allowed channels when no user
+    /// list is set): groups where everyone may talk; `*` is every group.
     pub group_chats: Vec<String>,
     /// `{PLATFORM}_ALLOW_ALL_USERS`.
     pub allow_all: bool,
@@ -70,13 +69,14 @@ pub struct AccessSettings {
 pub struct GatewaySection {
     /// `None`: Telegram does not run (no token, or `platforms.telegram.enabled: false`).
     pub telegram: Option<TelegramSettings>,
-    /// Whether a token is set but the platform was switched off (shown as `disabled`).
-    pub telegram_disabled: bool,
-    pub telegram_access: AccessSettings,
-    /// When a Telegram group message is for the agent (`telegram_groups.rs`).
-    pub telegram_groups: super::telegram_groups::GroupRules,
-    /// What a stranger's direct message gets (`unauthorized_dm_behavior`).
-    pub telegram_strangers: super::telegram_groups::StrangerDm,
+    /// `None`: Discord does not run.
+    pub discord: Option<DiscordSettings>,
+    /// `None`: Slack does not run.
+    pub slack: Option<SlackSettings>,
+    /// The platforms whose token is set but that were switched off (shown as `disabled`).
+    pub disabled: Vec<&'static str>,
+    /// Each chat platform's rules, running or not, in the order of `CHAT_PLATFORMS`.
+    pub rules: Vec<(&'static str, PlatformRules)>,
     /// `group_sessions_per_user` (default true).
     pub group_sessions_per_user: bool,
     /// `thread_sessions_per_user` (default false).
@@ -99,10 +99,13 @@ impl Default for GatewaySection {
     fn default() -> Self {
         Self {
             telegram: None,
-            telegram_disabled: false,
-            telegram_access: AccessSettings::default(),
-            telegram_groups: super::telegram_groups::GroupRules::default(),
-            telegram_strangers: super::telegram_groups::StrangerDm::Pair,
+            discord: None,
+            slack: None,
+            disabled: Vec::new(),
+            rules: CHAT_PLATFORMS
+                .iter()
+                .map(|keys| (keys.name, PlatformRules::defaults(keys)))
+                .collect(),
             group_sessions_per_user: true,
             thread_sessions_per_user: false,
             edit_interval: Duration::from_secs(1),
@@ -117,60 +120,62 @@ impl Default for GatewaySection {
 /// The Bot API's address.
 pub const TELEGRAM_BASE_URL: &str = "https://api.telegram.org/bot";
 
-fn ids(value: Option<&str>) -> Vec<String> {
-    super::read::comma_list(value.unwrap_or_default())
-}
+/// The rules of a platform nothing configures.
+static NO_RULES: std::sync::LazyLock<PlatformRules> =
+    std::sync::LazyLock::new(PlatformRules::default);
 
 impl GatewaySection {
+    /// `platform`'s rules (a platform hermesd does not know has none: nobody may talk).
+    pub fn rules(&self, platform: &str) -> &PlatformRules {
+        self.rules
+            .iter()
+            .find(|(name, _)| *name == platform)
+            .map_or(&*NO_RULES, |(_, rules)| rules)
+    }
+
+    /// The chat platforms that run, in the order their rows are shown.
+    pub fn running(&self) -> Vec<&'static str> {
+        let mut running = Vec::new();
+        if self.telegram.is_some() {
+            running.push("telegram");
+        }
+        if self.discord.is_some() {
+            running.push("discord");
+        }
+        if self.slack.is_some() {
+            running.push("slack");
+        }
+        running
+    }
+
     pub fn read(r: &mut Reader<'_>, env: &Env) -> Self {
         let d = Self::default();
         let token = env.get("TELEGRAM_BOT_TOKEN").unwrap_or_default().trim();
         let enabled = r.flag("platforms.telegram.enabled", true);
         let telegram = (!token.is_empty() && enabled).then(|| telegram(r, env, token));
-        let mut allowed = ids(env.get("TELEGRAM_ALLOWED_USERS"));
-        for key in [
-            "telegram.allow_from",
-            "platforms.telegram.allow_from",
-            "platforms.telegram.extra.allow_from",
-        ] {
-            allowed.extend(r.list(key, &[]));
+        let mut disabled = Vec::new();
+        if !token.is_empty() && !enabled {
+            disabled.push("telegram");
         }
+        let (discord, discord_off) = DiscordSettings::read(r, env);
+        if discord_off {
+            disabled.push("discord");
+        }
+        let (slack, slack_off) = SlackSettings::read(r, env);
+        if slack_off {
+            disabled.push("slack");
+        }
+        let rules = CHAT_PLATFORMS
+            .iter()
+            .map(|keys| (keys.name, PlatformRules::read(r, env, keys)))
+            .collect();
         let interval = r.seconds("streaming.edit_interval", 1.0).clamp(0.3, 10.0);
-        let (chat_ids, group_users): (Vec<String>, Vec<String>) =
-            ids(env.get("TELEGRAM_GROUP_ALLOWED_USERS"))
-                .into_iter()
-                .partition(|id| id.starts_with('-'));
-        if !chat_ids.is_empty() {
-            r.notice_raw(format!(
-                "TELEGRAM_GROUP_ALLOWED_USERS holds chat ids ({}); they are taken as \
-                 TELEGRAM_GROUP_ALLOWED_CHATS, where they belong",
-                chat_ids.join(", ")
-            ));
-        }
-        let mut group_chats = ids(env.get("TELEGRAM_GROUP_ALLOWED_CHATS"));
-        group_chats.extend(chat_ids);
-        let access = AccessSettings {
-            allowed,
-            gateway_allowed: ids(env.get("GATEWAY_ALLOWED_USERS")),
-            group_users,
-            group_chats,
-            allow_all: truthy(env.get("TELEGRAM_ALLOW_ALL_USERS")),
-            gateway_allow_all: truthy(env.get("GATEWAY_ALLOW_ALL_USERS")),
-        };
-        let allowlisted = [
-            &access.allowed,
-            &access.gateway_allowed,
-            &access.group_users,
-            &access.group_chats,
-        ]
-        .iter()
-        .any(|list| !list.is_empty());
         Self {
             telegram,
-            telegram_disabled: !token.is_empty() && !enabled,
-            telegram_access: access,
-            telegram_groups: super::telegram_groups::GroupRules::read(r, env),
-            telegram_strangers: super::telegram_groups::stranger_dm(r, allowlisted),
+            discord,
+            slack,
+            disabled,
+            rules,
             group_sessions_per_user: r.flag("group_sessions_per_user", d.group_sessions_per_user),
             thread_sessions_per_user: r
                 .flag("thread_sessions_per_user", d.thread_sessions_per_user),
@@ -206,19 +211,7 @@ fn telegram(r: &mut Reader<'_>, env: &Env, token: &str) -> TelegramSettings {
         .map(str::trim)
         .filter(|h| !h.is_empty())
         .unwrap_or("0.0.0.0");
-    let var = |name: &str| env.get(name).map(str::trim).unwrap_or_default().to_string();
-    let home_channel = Some(var("TELEGRAM_HOME_CHANNEL"))
-        .filter(|chat| !chat.is_empty())
-        .map(|chat| {
-            let name = Some(var("TELEGRAM_HOME_CHANNEL_NAME")).filter(|n| !n.is_empty());
-            (
-                chat,
-                var("TELEGRAM_HOME_CHANNEL_THREAD_ID"),
-                name.unwrap_or_else(|| "Home".into()),
-            )
-        });
     TelegramSettings {
-        home_channel,
         token: token.to_string(),
         base_url,
         file_base_url,

@@ -14,10 +14,13 @@ mod code_execution;
 mod compression;
 mod cron;
 mod delegation;
+mod discord;
 mod gateway;
+mod group_rules;
 mod llm;
 mod mcp;
 mod memory;
+mod platform_rules;
 mod provider;
 pub mod read;
 mod retention;
@@ -25,8 +28,8 @@ mod review;
 mod security;
 mod session_reset;
 mod skills;
+mod slack;
 mod stt;
-mod telegram_groups;
 mod terminal;
 mod toolsets;
 mod tts;
@@ -47,18 +50,21 @@ pub use code_execution::CodeExecutionSection;
 pub use compression::CompressionSection;
 pub use cron::CronSection;
 pub use delegation::{DelegationSection, MAX_TASKS_PER_CALL};
+pub use discord::{DISCORD_API_BASE, DiscordSettings};
 pub use gateway::{AccessSettings, GatewaySection, TELEGRAM_BASE_URL, TelegramSettings};
+pub use group_rules::{CHAT_PLATFORMS, GroupRules, MentionPatterns, PlatformKeys, StrangerDm};
 pub use llm::{LlmSection, Timing};
 pub use mcp::{McpSection, McpServerConfig, McpTransport};
 pub use memory::MemorySection;
+pub use platform_rules::{HomeChannel, PlatformRules};
 pub use provider::{ApiMode, ProviderEntry};
 pub use retention::{SessionsSection, ToolResultsSection};
 pub use review::ReviewSection;
 pub use security::SecuritySection;
 pub use session_reset::{ResetMode, ResetPolicy, SessionResetSection};
 pub use skills::SkillsSection;
+pub use slack::{SLACK_API_BASE, SlackSettings};
 pub use stt::{SttProvider, SttSection};
-pub use telegram_groups::{GroupRules, MentionPatterns, StrangerDm};
 pub use terminal::{DEFAULT_MAX_BACKGROUND, EnvPassthrough, TerminalSection};
 pub use toolsets::ToolsetSelection;
 pub use tts::{TtsProvider, TtsSection};
@@ -82,6 +88,7 @@ const MAPPINGS: &[&str] = &[
     "compression",
     "cron",
     "delegation",
+    "discord",
     "mcp",
     "memory",
     "platforms",
@@ -90,6 +97,7 @@ const MAPPINGS: &[&str] = &[
     "security",
     "sessions",
     "skills",
+    "slack",
     "stt",
     "terminal",
     "tool_results",

@@ -67,6 +67,8 @@ pub fn addressing(message: &Message, me: &Me) -> Addressing {
         mentions_me,
         replies_to_me,
         names_only_other_bots: mine && !bots.is_empty() && !bots.contains(&me.username),
+        // A topic is not the bot's: Telegram's mention rules apply in every topic.
+        in_my_thread: false,
     }
 }
 

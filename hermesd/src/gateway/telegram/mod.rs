@@ -31,7 +31,7 @@ pub use api::BotApi;
 use super::{
     adapter::{Adapter, Attachment, Batch, Capabilities, ChatRef, Outgoing, PlatformError},
     markup,
-    split::TELEGRAM_MAX,
+    split::{self, TELEGRAM_MAX},
 };
 use crate::{config::settings::TelegramSettings, llm::HttpClient};
 
@@ -189,6 +189,7 @@ impl Adapter for Telegram {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             max_len: TELEGRAM_MAX,
+            measure: split::Measure::Rendered,
             edits: true,
             buttons: true,
         }

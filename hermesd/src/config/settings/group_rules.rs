@@ -1,12 +1,14 @@
-//! Telegram's group rules and strangers' direct messages, with Hermes' keys. When a group message
-//! is for the agent: `require_mention` (then only a mention, a reply to the bot, a
-//! `mention_patterns` wake word, or a `free_response_chats` / `free_response_topics` chat);
-//! where it listens: `allowed_chats` (with `guest_mode` letting a mention through from other
-//! groups), `allowed_topics`, `ignored_threads`; `exclusive_bot_mentions` (default on) leaves a
-//! message naming only other bots to them. Each is read from `TELEGRAM_<KEY>` in the
-//! environment (blank counts as unset), else from the first of `telegram.<key>`,
-//! `platforms.telegram.<key>`, `gateway.platforms.telegram.<key>` and
-//! `platforms.telegram.extra.<key>` in config.yaml (a top-level `require_mention` last). Hermes
+//! Each chat platform's group rules and strangers' direct messages, with Hermes' keys. When a
+//! group message is for the agent: `require_mention` (then only a mention, a reply to the bot, a
+//! `mention_patterns` wake word, a `free_response_<chats>` / `free_response_topics` chat, or a
+//! thread the bot is in unless `thread_require_mention`); where it listens: `allowed_<chats>`
+//! (with `guest_mode` letting a mention through from other groups), `ignored_<chats>`,
+//! `allowed_topics`, `ignored_threads`; `exclusive_bot_mentions` (default on) leaves a message
+//! naming only other bots to them. `<chats>` is what the platform calls a group (Telegram's
+//! `chats`, Discord's and Slack's `channels`). Each is read from `<PLATFORM>_<KEY>` in the
+//! environment (blank counts as unset), else from the first of `<platform>.<key>`,
+//! `platforms.<platform>.<key>`, `gateway.platforms.<platform>.<key>` and
+//! `platforms.<platform>.extra.<key>` in config.yaml (a top-level `require_mention` last). Hermes
 //! lets the environment win for some of these keys and config.yaml for others; here it wins
 //! for all, as for every other setting.
 //! `unauthorized_dm_behavior` (`pair` or `ignore`) decides whether a stranger's direct message
@@ -17,13 +19,51 @@ use serde_yaml::Value;
 
 use super::read::{Reader, comma_list, show};
 
-/// The config.yaml places of a Telegram key, in the order they are read.
-const PLACES: [&str; 4] = [
-    "telegram",
-    "platforms.telegram",
-    "gateway.platforms.telegram",
-    "platforms.telegram.extra",
-];
+/// How a chat platform names its settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlatformKeys {
+    /// `telegram`: config.yaml's `telegram.<key>`, `platforms.telegram.<key>`, …
+    pub name: &'static str,
+    /// `TELEGRAM`: the environment's `TELEGRAM_<KEY>`.
+    pub env: &'static str,
+    /// What the platform calls a group in its keys: `chats` or `channels`.
+    pub noun: &'static str,
+    /// `require_mention` when nothing sets it (Hermes: off on Telegram, on elsewhere).
+    pub require_mention: bool,
+}
+
+pub const TELEGRAM: PlatformKeys = PlatformKeys {
+    name: "telegram",
+    env: "TELEGRAM",
+    noun: "chats",
+    require_mention: false,
+};
+pub const DISCORD: PlatformKeys = PlatformKeys {
+    name: "discord",
+    env: "DISCORD",
+    noun: "channels",
+    require_mention: true,
+};
+pub const SLACK: PlatformKeys = PlatformKeys {
+    name: "slack",
+    env: "SLACK",
+    noun: "channels",
+    require_mention: true,
+};
+
+/// The chat platforms the gateway can connect, in the order their rows are shown.
+pub const CHAT_PLATFORMS: [PlatformKeys; 3] = [TELEGRAM, DISCORD, SLACK];
+
+/// The config.yaml places of a platform's key, in the order they are read.
+fn places(keys: &PlatformKeys) -> [String; 4] {
+    let name = keys.name;
+    [
+        name.to_string(),
+        format!("platforms.{name}"),
+        format!("gateway.platforms.{name}"),
+        format!("platforms.{name}.extra"),
+    ]
+}
 
 /// Wake-word regular expressions (case-insensitive), compared by their source.
 #[derive(Debug, Clone, Default)]
@@ -46,7 +86,7 @@ impl MentionPatterns {
     }
 }
 
-/// When a message in a Telegram group is for the agent.
+/// When a message in a group (a channel, on Discord and Slack) is for the agent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GroupRules {
     pub require_mention: bool,
@@ -60,6 +100,11 @@ pub struct GroupRules {
     /// When not empty, the only forum topics it answers in.
     pub allowed_topics: Vec<String>,
     pub ignored_threads: Vec<String>,
+    /// Groups where nothing is for the agent (Discord's and Slack's `ignored_channels`).
+    pub ignored_chats: Vec<String>,
+    /// In a thread the bot is in, a mention is still needed (Discord's
+    /// `thread_require_mention`, default off).
+    pub thread_require_mention: bool,
     pub exclusive_bot_mentions: bool,
     pub guest_mode: bool,
 }
@@ -74,6 +119,8 @@ impl Default for GroupRules {
             allowed_chats: Vec::new(),
             allowed_topics: Vec::new(),
             ignored_threads: Vec::new(),
+            ignored_chats: Vec::new(),
+            thread_require_mention: false,
             exclusive_bot_mentions: true,
             guest_mode: false,
         }
@@ -90,38 +137,42 @@ pub enum StrangerDm {
 }
 
 impl GroupRules {
-    pub fn read(r: &mut Reader<'_>, env: &Env) -> Self {
+    pub fn read(r: &mut Reader<'_>, env: &Env, keys: &PlatformKeys) -> Self {
         let d = Self::default();
         let top_level = r.flag_opt("require_mention", "false");
+        let noun = keys.noun;
         Self {
-            require_mention: flag(r, env, "require_mention")
+            require_mention: flag(r, env, keys, "require_mention")
                 .or(top_level)
-                .unwrap_or(d.require_mention),
-            mention_patterns: patterns(r, env),
-            free_response_chats: ids(r, env, "free_response_chats"),
-            free_response_topics: ids(r, env, "free_response_topics"),
-            allowed_chats: ids(r, env, "allowed_chats"),
-            allowed_topics: ids(r, env, "allowed_topics"),
-            ignored_threads: ids(r, env, "ignored_threads"),
-            exclusive_bot_mentions: flag(r, env, "exclusive_bot_mentions")
+                .unwrap_or(keys.require_mention),
+            mention_patterns: patterns(r, env, keys),
+            free_response_chats: ids(r, env, keys, &format!("free_response_{noun}")),
+            free_response_topics: ids(r, env, keys, "free_response_topics"),
+            allowed_chats: ids(r, env, keys, &format!("allowed_{noun}")),
+            allowed_topics: ids(r, env, keys, "allowed_topics"),
+            ignored_threads: ids(r, env, keys, "ignored_threads"),
+            ignored_chats: ids(r, env, keys, &format!("ignored_{noun}")),
+            thread_require_mention: flag(r, env, keys, "thread_require_mention")
+                .unwrap_or(d.thread_require_mention),
+            exclusive_bot_mentions: flag(r, env, keys, "exclusive_bot_mentions")
                 .unwrap_or(d.exclusive_bot_mentions),
-            guest_mode: flag(r, env, "guest_mode").unwrap_or(d.guest_mode),
+            guest_mode: flag(r, env, keys, "guest_mode").unwrap_or(d.guest_mode),
         }
     }
 }
 
-/// `unauthorized_dm_behavior`: Telegram's own (`telegram.…`, `platforms.telegram.…`) wins;
+/// `unauthorized_dm_behavior`: the platform's own (`telegram.…`, `platforms.telegram.…`) wins;
 /// else a global `ignore` (the top-level key, else `gateway.…`); else `ignore` when an
 /// allowlist is configured (`allowlisted`), as Hermes does, so strangers are not answered with
 /// codes; else `pair`. A value that is neither word gets a notice and that default.
-pub fn stranger_dm(r: &mut Reader<'_>, allowlisted: bool) -> StrangerDm {
+pub fn stranger_dm(r: &mut Reader<'_>, keys: &PlatformKeys, allowlisted: bool) -> StrangerDm {
     let words = [("pair", StrangerDm::Pair), ("ignore", StrangerDm::Ignore)];
     let default = if allowlisted {
         StrangerDm::Ignore
     } else {
         StrangerDm::Pair
     };
-    if let Some(key) = place(r, "unauthorized_dm_behavior") {
+    if let Some(key) = place(r, keys, "unauthorized_dm_behavior") {
         return r.word(&key, default, &words);
     }
     let global = [
@@ -145,38 +196,41 @@ impl std::fmt::Display for StrangerDm {
     }
 }
 
-fn env_name(key: &str) -> String {
-    format!("TELEGRAM_{}", key.to_ascii_uppercase())
+fn env_name(keys: &PlatformKeys, key: &str) -> String {
+    format!("{}_{}", keys.env, key.to_ascii_uppercase())
 }
 
 /// The first config.yaml place holding `key`.
-fn place(r: &Reader<'_>, key: &str) -> Option<String> {
-    PLACES
+fn place(r: &Reader<'_>, keys: &PlatformKeys, key: &str) -> Option<String> {
+    places(keys)
         .iter()
         .map(|place| format!("{place}.{key}"))
         .find(|full| r.get(full).is_some())
 }
 
-/// `TELEGRAM_<KEY>`, unless blank.
-fn from_env<'e>(env: &'e Env, key: &str) -> Option<&'e str> {
-    env.get(&env_name(key)).filter(|v| !v.trim().is_empty())
+/// `<PLATFORM>_<KEY>`, unless blank.
+fn from_env<'e>(env: &'e Env, keys: &PlatformKeys, key: &str) -> Option<&'e str> {
+    env.get(&env_name(keys, key))
+        .filter(|v| !v.trim().is_empty())
 }
 
-fn flag(r: &mut Reader<'_>, env: &Env, key: &str) -> Option<bool> {
-    if let Some(value) = from_env(env, key) {
+/// A switch: the environment's word (`true`, `1`, `yes`, `on`; anything else is off), else
+/// config.yaml's.
+fn flag(r: &mut Reader<'_>, env: &Env, keys: &PlatformKeys, key: &str) -> Option<bool> {
+    if let Some(value) = from_env(env, keys, key) {
         return Some(super::read::truthy(Some(value)));
     }
-    let full = place(r, key)?;
+    let full = place(r, keys, key)?;
     r.flag_opt(&full, "the default")
 }
 
 /// A list of ids: the environment's comma-separated value, else a YAML sequence of numbers or
 /// strings, or one comma-separated string.
-fn ids(r: &mut Reader<'_>, env: &Env, key: &str) -> Vec<String> {
-    if let Some(value) = from_env(env, key) {
+fn ids(r: &mut Reader<'_>, env: &Env, keys: &PlatformKeys, key: &str) -> Vec<String> {
+    if let Some(value) = from_env(env, keys, key) {
         return comma_list(value);
     }
-    let Some(full) = place(r, key) else {
+    let Some(full) = place(r, keys, key) else {
         return Vec::new();
     };
     let Some(value) = r.get(&full) else {
@@ -203,12 +257,12 @@ fn ids(r: &mut Reader<'_>, env: &Env, key: &str) -> Vec<String> {
     }
 }
 
-/// `mention_patterns`: `TELEGRAM_MENTION_PATTERNS` (a JSON list, else one per line, else
+/// `mention_patterns`: `<PLATFORM>_MENTION_PATTERNS` (a JSON list, else one per line, else
 /// comma-separated) or a YAML list or string. A pattern that does not compile is left out with a
 /// notice.
-fn patterns(r: &mut Reader<'_>, env: &Env) -> MentionPatterns {
+fn patterns(r: &mut Reader<'_>, env: &Env, keys: &PlatformKeys) -> MentionPatterns {
     let key = "mention_patterns";
-    let sources: Vec<String> = match from_env(env, key) {
+    let sources: Vec<String> = match from_env(env, keys, key) {
         Some(raw) => {
             let raw = raw.trim();
             match serde_json::from_str::<Vec<String>>(raw) {
@@ -217,7 +271,7 @@ fn patterns(r: &mut Reader<'_>, env: &Env) -> MentionPatterns {
                 Err(_) => comma_list(raw),
             }
         }
-        None => match place(r, key) {
+        None => match place(r, keys, key) {
             Some(full) => r.list(&full, &[]),
             None => Vec::new(),
         },
@@ -231,7 +285,8 @@ fn patterns(r: &mut Reader<'_>, env: &Env) -> MentionPatterns {
         {
             Ok(pattern) => compiled.push(pattern),
             Err(e) => r.notice_raw(format!(
-                "telegram.{key}: {} is not a pattern this build reads ({}); it is left out",
+                "{}.{key}: {} is not a pattern this build reads ({}); it is left out",
+                keys.name,
                 show(&Value::String(source.to_string())),
                 e.to_string().lines().last().unwrap_or_default().trim()
             )),
@@ -248,7 +303,7 @@ mod tests {
         let root: Value = serde_yaml::from_str(yaml).unwrap();
         let env = Env::from_pairs(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         let mut r = Reader::new(&root);
-        let rules = GroupRules::read(&mut r, &env);
+        let rules = GroupRules::read(&mut r, &env, &TELEGRAM);
         (rules, r.into_notices())
     }
 
@@ -295,6 +350,32 @@ mod tests {
     }
 
     #[test]
+    fn discord_and_slack_say_channels_and_require_a_mention_by_default() {
+        let read_as = |keys: &PlatformKeys, yaml: &str, vars: &[(&str, &str)]| {
+            let root: Value = serde_yaml::from_str(yaml).unwrap();
+            let env = Env::from_pairs(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+            GroupRules::read(&mut Reader::new(&root), &env, keys)
+        };
+        let rules = read_as(
+            &DISCORD,
+            "discord:\n  ignored_channels: [9]\n  thread_require_mention: true",
+            &[
+                ("DISCORD_FREE_RESPONSE_CHANNELS", "1,2"),
+                ("DISCORD_ALLOWED_CHANNELS", "3"),
+                ("TELEGRAM_ALLOWED_CHATS", "-1"),
+            ],
+        );
+        assert!(rules.require_mention && rules.thread_require_mention);
+        assert_eq!(rules.free_response_chats, ["1", "2"]);
+        assert_eq!(rules.allowed_chats, ["3"], "Telegram's list is Telegram's");
+        assert_eq!(rules.ignored_chats, ["9"]);
+        let rules = read_as(&SLACK, "{}", &[("SLACK_REQUIRE_MENTION", "false")]);
+        assert!(!rules.require_mention);
+        assert!(read_as(&SLACK, "{}", &[]).require_mention);
+        assert!(!read_as(&TELEGRAM, "{}", &[]).require_mention);
+    }
+
+    #[test]
     fn patterns_compile_case_insensitive_and_bad_ones_are_named() {
         let (rules, notices) = read(
             "telegram:\n  mention_patterns: ['^hey hermes', '(?<=x)y', 'chef\\b']",
@@ -315,7 +396,7 @@ mod tests {
     fn strangers_get_a_code_only_without_an_allowlist() {
         let behaviour = |yaml: &str, allowlisted: bool| {
             let root: Value = serde_yaml::from_str(yaml).unwrap();
-            stranger_dm(&mut Reader::new(&root), allowlisted)
+            stranger_dm(&mut Reader::new(&root), &TELEGRAM, allowlisted)
         };
         assert_eq!(behaviour("{}", false), StrangerDm::Pair);
         assert_eq!(behaviour("{}", true), StrangerDm::Ignore);

@@ -1,0 +1,24 @@
+//! The chat platforms the gateway can run, as adapters built from their settings: the one place
+//! that names each platform's adapter type. Everything else in the gateway sees only
+//! [`Adapter`]s and their capabilities.
+
+use std::sync::Arc;
+
+use super::{Adapter, telegram};
+use crate::{config::settings::GatewaySection, llm::HttpClient};
+
+/// The adapter of `platform` when its settings say it runs.
+pub fn adapter(
+    platform: &str,
+    settings: &GatewaySection,
+    client: &HttpClient,
+) -> Option<Arc<dyn Adapter>> {
+    let client = client.clone();
+    match platform {
+        "telegram" => settings
+            .telegram
+            .clone()
+            .map(|s| Arc::new(telegram::Telegram::new(s, client)) as Arc<dyn Adapter>),
+        _ => None,
+    }
+}
