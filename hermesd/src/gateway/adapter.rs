@@ -203,16 +203,17 @@ pub trait Adapter: Send + Sync + 'static {
     /// Acknowledge a button press, with a short note shown to the user.
     async fn answer_press(&self, press_id: &str, note: &str) -> Result<(), PlatformError>;
 
-    /// Send an audio file: as a voice message (`as_voice`, OGG/Opus), else as audio (MP3/M4A)
-    /// or a document. Returns the message's id. Platforms without it refuse.
-    async fn send_audio(
+    /// Send a file: a voice message (`as_voice`, OGG/Opus), else an audio file (MP3/M4A) or any
+    /// other file, as the platform shows each. Returns the message's id. Platforms without
+    /// files refuse.
+    async fn send_file(
         &self,
         _chat: &ChatRef,
         _path: &std::path::Path,
         _as_voice: bool,
     ) -> Result<String, PlatformError> {
         Err(PlatformError::Rejected(format!(
-            "{} cannot take audio files",
+            "{} cannot take files",
             self.platform()
         )))
     }

@@ -172,7 +172,7 @@ async fn send(
     as_voice: bool,
 ) {
     let sent = outbox::retrying(gateway, link, false, || {
-        link.adapter.send_audio(chat, path, as_voice)
+        link.adapter.send_file(chat, path, as_voice)
     })
     .await;
     match sent {

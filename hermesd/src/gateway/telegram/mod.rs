@@ -340,7 +340,7 @@ impl Adapter for Telegram {
         self.api.answer_callback_query(&params).await.map(drop)
     }
 
-    async fn send_audio(
+    async fn send_file(
         &self,
         chat: &ChatRef,
         path: &std::path::Path,
