@@ -9,6 +9,7 @@ pub mod counting;
 pub mod daemon;
 pub mod events;
 pub mod fake_llm;
+pub mod fake_slack;
 pub mod fake_telegram;
 pub mod fifo;
 pub mod home;
