@@ -6,8 +6,9 @@
 //! the hub like any client's (`chats.rs`), answered by a streamed message that is edited as the
 //! answer grows (`reply.rs`) and delivered through the outbox (`outbox.rs`), which a restart
 //! finishes (`recovery.rs`). What it keeps is bounded (`retention.rs`). Voice messages are
-//! transcribed and replies spoken (`voice.rs`). No file here names a platform: what differs is
-//! the adapter's, and its [`adapter::Capabilities`].
+//! transcribed and replies spoken (`voice.rs`); files an answer names go after it (`media.rs`).
+//! No file here names a platform: what differs is the adapter's, and its
+//! [`adapter::Capabilities`].
 
 pub mod access;
 pub mod adapter;
@@ -15,10 +16,12 @@ pub mod api;
 mod approvals;
 mod chats;
 mod commands;
+pub mod discord;
 mod files;
 mod inbound;
 pub mod lock;
 pub mod markup;
+mod media;
 mod messenger;
 mod outbox;
 pub mod pairing;
@@ -29,6 +32,7 @@ mod reset;
 mod retention;
 pub mod routing;
 pub mod secret;
+pub mod slack;
 pub mod split;
 pub mod status;
 mod supervisor;
@@ -37,6 +41,7 @@ mod triggers;
 mod voice;
 mod voice_mode;
 pub mod webhook;
+pub mod websocket;
 
 use std::{path::PathBuf, sync::Arc};
 

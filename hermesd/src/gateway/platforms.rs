@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{Adapter, telegram};
+use super::{Adapter, discord, telegram};
 use crate::{config::settings::GatewaySection, llm::HttpClient};
 
 /// The adapter of `platform` when its settings say it runs.
@@ -19,6 +19,10 @@ pub fn adapter(
             .telegram
             .clone()
             .map(|s| Arc::new(telegram::Telegram::new(s, client)) as Arc<dyn Adapter>),
+        "discord" => settings
+            .discord
+            .clone()
+            .map(|s| Arc::new(discord::Discord::new(s, client)) as Arc<dyn Adapter>),
         _ => None,
     }
 }

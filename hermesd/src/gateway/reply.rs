@@ -207,15 +207,20 @@ async fn run_turn_heard(
     let conversation = session.conversation_id.clone();
     let submitted = agent::submit(runner, session, chain, input);
     let mut spoken = None;
+    let mut files = Vec::new();
     let ended = match submitted {
         Submitted::Steered => Ended::Steered,
         Submitted::Turn(handle) => {
             let mut stream = Stream::new(gateway, link, row, chat.clone());
             let ended = stream.follow(events, &turn_id, handle).await;
+            files = std::mem::take(&mut stream.files);
             spoken = stream.answered.take().map(|text| (text, stream.tts_calls));
             ended
         }
     };
+    if !files.is_empty() {
+        super::media::send(gateway, link, &chat, row.id, &files).await;
+    }
     if let Some((text, tts_calls)) = spoken {
         let turn = super::voice::Turn {
             conversation,
@@ -287,6 +292,8 @@ struct Stream<'a> {
     answered: Option<String>,
     /// The `text_to_speech` calls of the turn, whose audio goes to the chat.
     tts_calls: Vec<String>,
+    /// The files the final answer named with `MEDIA:` tags (`media.rs`).
+    files: Vec<std::path::PathBuf>,
 }
 
 impl<'a> Stream<'a> {
@@ -310,6 +317,7 @@ impl<'a> Stream<'a> {
             interval,
             answered: None,
             tts_calls: Vec::new(),
+            files: Vec::new(),
         }
     }
 
@@ -425,7 +433,8 @@ impl<'a> Stream<'a> {
     /// What the streamed message shows of the text so far (the first piece, marked as going on).
     fn visible(&self) -> String {
         let caps = self.link.adapter.capabilities();
-        let pieces = split::split(&self.text, caps.max_len.saturating_sub(4), caps.measure);
+        let (text, _) = super::media::take_tags(&self.text);
+        let pieces = split::split(&text, caps.max_len.saturating_sub(4), caps.measure);
         let mut first = pieces.into_iter().next().unwrap_or_default();
         first.push_str(" …");
         first
@@ -497,8 +506,13 @@ impl<'a> Stream<'a> {
     /// then deliver it: the first piece into the streamed message, the rest as messages of
     /// their own.
     async fn finish(&mut self, text: &str) {
+        let (mut text, files) = super::media::take_tags(text);
+        if text.is_empty() && !files.is_empty() {
+            text = "📎".to_string();
+        }
+        self.files = files;
         let caps = self.link.adapter.capabilities();
-        let pieces = split::split(text, caps.max_len, caps.measure);
+        let pieces = split::split(&text, caps.max_len, caps.measure);
         let streamed = self.message.clone();
         let (platform, chat, inbound) = (self.link.platform(), self.chat.clone(), self.row.id);
         let recorded = self

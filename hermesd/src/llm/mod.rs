@@ -33,7 +33,7 @@ pub use settings::{
 };
 pub use transport::{
     HttpClient, RequestBuilder as HttpRequest, Response as HttpResponse, TransportError,
-    TransportKind,
+    TransportKind, tls_config,
 };
 pub use types::{
     ChatMessage, ChatRequest, Completion, EventSink, Image, Role, StreamEvent, ToolCall,

@@ -61,7 +61,9 @@ struct Inner {
 
 /// TLS with the system's trust store. A machine without CA certificates can still reach a local
 /// model over plain HTTP, so their absence is reported per HTTPS request, not as a failed client.
-fn tls_config() -> Result<(rustls::ClientConfig, Option<String>), String> {
+/// Also the TLS of the gateway's websockets (Discord's Gateway), so every connection the daemon
+/// makes trusts the same certificates.
+pub fn tls_config() -> Result<(rustls::ClientConfig, Option<String>), String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -133,6 +135,14 @@ impl HttpClient {
 
     pub fn delete(&self, url: impl Into<String>) -> RequestBuilder {
         self.request(Method::DELETE, url.into())
+    }
+
+    pub fn patch(&self, url: impl Into<String>) -> RequestBuilder {
+        self.request(Method::PATCH, url.into())
+    }
+
+    pub fn put(&self, url: impl Into<String>) -> RequestBuilder {
+        self.request(Method::PUT, url.into())
     }
 
     fn request(&self, method: Method, url: String) -> RequestBuilder {
