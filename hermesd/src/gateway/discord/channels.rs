@@ -30,7 +30,10 @@ impl Channel {
             .as_u64()
             .is_some_and(|t| THREAD_TYPES.contains(&t));
         let parent_id = if thread {
-            channel["parent_id"].as_str().unwrap_or_default().to_string()
+            channel["parent_id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
         } else {
             String::new()
         };

@@ -9,9 +9,7 @@
 use base64::Engine;
 use serde_json::Value;
 
-use crate::gateway::adapter::{
-    Addressing, Attachment, ButtonPress, ChatKind, ChatRef, Inbound,
-};
+use crate::gateway::adapter::{Addressing, Attachment, ButtonPress, ChatKind, ChatRef, Inbound};
 
 /// A message's `flags` bit for a voice message.
 const IS_VOICE_MESSAGE: u64 = 1 << 13;
@@ -85,11 +83,17 @@ pub fn message(data: &Value, me: &Me, place: Place) -> Option<Inbound> {
     let update_id = snowflake(&data["id"])?;
     let author = &data["author"];
     let mine = |id: &str| !me.id.is_empty() && id == me.id;
-    let mentions = data["mentions"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let mentions = data["mentions"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
     let content = data["content"].as_str().unwrap_or_default();
     let tokens = [format!("<@{}>", me.id), format!("<@!{}>", me.id)];
     let inline = !me.id.is_empty() && tokens.iter().any(|t| content.contains(t.as_str()));
-    let mentions_me = inline || mentions.iter().any(|m| mine(m["id"].as_str().unwrap_or("")));
+    let mentions_me = inline
+        || mentions
+            .iter()
+            .any(|m| mine(m["id"].as_str().unwrap_or("")));
     let referenced = &data["referenced_message"];
     let replies_to_me = mine(referenced["author"]["id"].as_str().unwrap_or(""));
     let other_bots = mentions

@@ -54,7 +54,10 @@ fn mentions_replies_and_other_bots() {
     assert_eq!(got.text, "what now?");
     assert_eq!((got.update_id, got.user_name.as_str()), (1000, "Ann"));
     let got = message(&msg("hey <@!900>"), &me(), guild_place()).unwrap();
-    assert_eq!((got.addressing.mentions_me, got.text.as_str()), (true, "hey"));
+    assert_eq!(
+        (got.addressing.mentions_me, got.text.as_str()),
+        (true, "hey")
+    );
     let plain = message(&msg("hi all"), &me(), guild_place()).unwrap();
     assert_eq!(plain.addressing, Addressing::default());
     let mut reply = msg("and?");
@@ -103,7 +106,11 @@ fn presses_and_application_commands() {
     let (inbound, ack) = interaction(&press, guild_place()).unwrap();
     let pressed = inbound.press.unwrap();
     assert_eq!(
-        (pressed.id.as_str(), pressed.data.as_str(), pressed.message_id.as_str()),
+        (
+            pressed.id.as_str(),
+            pressed.data.as_str(),
+            pressed.message_id.as_str()
+        ),
         ("3000:tok", "approve:q1:once", "2000")
     );
     assert_eq!(inbound.user_id, "42");

@@ -161,8 +161,8 @@ pub fn route(method: &str, path: &str) -> (String, String) {
     let mut out = Vec::with_capacity(segments.len());
     for (i, segment) in segments.iter().copied().enumerate() {
         let before = |n: usize| i.checked_sub(n).and_then(|at| segments.get(at)).copied();
-        let after_token_owner = matches!(before(2), Some("interactions" | "webhooks"))
-            && before(1).is_some_and(is_id);
+        let after_token_owner =
+            matches!(before(2), Some("interactions" | "webhooks")) && before(1).is_some_and(is_id);
         if after_token_owner {
             out.push(":token");
         } else if is_id(segment) {
@@ -199,7 +199,10 @@ mod tests {
         );
         assert_eq!(
             route("POST", "/interactions/99/aW50ZXJhY3Rpb24/callback"),
-            ("POST /interactions/:id/:token/callback".into(), String::new())
+            (
+                "POST /interactions/:id/:token/callback".into(),
+                String::new()
+            )
         );
         assert_eq!(
             route("POST", "/webhooks/7/tok3n.x"),
@@ -242,7 +245,10 @@ mod tests {
         let mut limits = Limits::default();
         let (r, m) = route("PATCH", "/channels/1/messages/9");
         limits.limited(&r, &m, Duration::from_secs(2), false, now);
-        assert_eq!(limits.acquire(&r, &m, now), Some(now + Duration::from_secs(2)));
+        assert_eq!(
+            limits.acquire(&r, &m, now),
+            Some(now + Duration::from_secs(2))
+        );
         let (r2, m2) = route("POST", "/channels/1/typing");
         assert_eq!(limits.acquire(&r2, &m2, now), None);
         limits.limited(&r, &m, Duration::from_secs(1), true, now);
@@ -268,7 +274,10 @@ mod tests {
             limits.learn(&format!("{r}{channel}"), &m, &h, now);
         }
         let (routes, buckets) = limits.len();
-        assert!(routes <= MAX_ENTRIES && buckets <= MAX_ENTRIES, "{routes} {buckets}");
+        assert!(
+            routes <= MAX_ENTRIES && buckets <= MAX_ENTRIES,
+            "{routes} {buckets}"
+        );
         assert_eq!(seconds("-1"), None);
         assert_eq!(seconds("0.5"), Some(Duration::from_millis(500)));
     }

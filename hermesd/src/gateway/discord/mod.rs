@@ -138,22 +138,24 @@ impl Discord {
             return;
         }
         let path = format!("/applications/{application}/commands");
-        match self.rest.call(Verb::Put, &path, Body::Json(list.clone())).await {
+        match self
+            .rest
+            .call(Verb::Put, &path, Body::Json(list.clone()))
+            .await
+        {
             Ok(_) => {
                 if let Ok(mut last) = self.registered.lock() {
                     *last = Some(list);
                 }
             }
             // The commands are a convenience: typed commands work without them.
-            Err(e) => tracing::warn!(error = %e, "discord: the application commands were not registered"),
+            Err(e) => {
+                tracing::warn!(error = %e, "discord: the application commands were not registered")
+            }
         }
     }
 
-    async fn post_message(
-        &self,
-        chat: &ChatRef,
-        body: Body,
-    ) -> Result<String, PlatformError> {
+    async fn post_message(&self, chat: &ChatRef, body: Body) -> Result<String, PlatformError> {
         let channel = outgoing::channel_of(chat);
         let path = format!("/channels/{channel}/messages");
         let sent = self.rest.call(Verb::Post, &path, body).await?;
@@ -191,7 +193,10 @@ impl Adapter for Discord {
         Ok(())
     }
 
-    async fn next_batch(&self, offset: Option<i64>) -> Result<super::adapter::Batch, PlatformError> {
+    async fn next_batch(
+        &self,
+        offset: Option<i64>,
+    ) -> Result<super::adapter::Batch, PlatformError> {
         self.take_batch(offset).await
     }
 
@@ -224,7 +229,10 @@ impl Adapter for Discord {
 
     async fn typing(&self, chat: &ChatRef) -> Result<(), PlatformError> {
         let path = format!("/channels/{}/typing", outgoing::channel_of(chat));
-        self.rest.call(Verb::Post, &path, Body::None).await.map(drop)
+        self.rest
+            .call(Verb::Post, &path, Body::None)
+            .await
+            .map(drop)
     }
 
     async fn answer_press(&self, press_id: &str, note: &str) -> Result<(), PlatformError> {

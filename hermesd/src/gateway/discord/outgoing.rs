@@ -102,11 +102,8 @@ pub fn application_commands(commands: &[(String, String)]) -> Value {
             if !valid || !seen.insert(name.clone()) {
                 return None;
             }
-            let mut description: String = description
-                .trim()
-                .chars()
-                .take(MAX_DESCRIPTION)
-                .collect();
+            let mut description: String =
+                description.trim().chars().take(MAX_DESCRIPTION).collect();
             if description.is_empty() {
                 description = format!("Run /{name}");
             }

@@ -140,7 +140,11 @@ mod tests {
             assert!(matches!(on_close(code, ""), Ending::Resume(_)), "{code}");
         }
         assert!(on_close(4014, "").reason().contains("Message Content"));
-        assert!(on_close(4004, "Authentication failed.").reason().contains("4004"));
+        assert!(
+            on_close(4004, "Authentication failed.")
+                .reason()
+                .contains("4004")
+        );
     }
 
     #[test]
@@ -157,7 +161,10 @@ mod tests {
         assert_eq!(identify["op"], 2);
         assert_eq!(identify["d"]["intents"], 37377);
         let resume: Value = serde_json::from_str(&resume("T", "s1", 42)).unwrap();
-        assert_eq!((resume["op"].as_u64(), resume["d"]["seq"].as_i64()), (Some(6), Some(42)));
+        assert_eq!(
+            (resume["op"].as_u64(), resume["d"]["seq"].as_i64()),
+            (Some(6), Some(42))
+        );
         let beat: Value = serde_json::from_str(&heartbeat(None)).unwrap();
         assert_eq!(beat, json!({"op": 1, "d": null}));
         let frame: Frame = serde_json::from_str(r#"{"op":11}"#).unwrap();

@@ -114,7 +114,10 @@ impl Rest {
             .map_err(|_| PlatformError::NoAnswer)??;
             let (status, headers, retry_header, text) = sent;
             let now = tokio::time::Instant::now();
-            self.limits.lock().await.learn(&route, &major, &headers, now);
+            self.limits
+                .lock()
+                .await
+                .learn(&route, &major, &headers, now);
             if status == 429 {
                 let json: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
                 let wait = json["retry_after"]
@@ -237,10 +240,17 @@ mod tests {
             answer("r", 401, r#"{"message": "401: Unauthorized", "code": 0}"#),
             Err(PlatformError::Fatal(_))
         ));
-        let refused = answer("POST /channels/1/messages", 403, r#"{"message": "Missing Permissions", "code": 50013}"#);
+        let refused = answer(
+            "POST /channels/1/messages",
+            403,
+            r#"{"message": "Missing Permissions", "code": 50013}"#,
+        );
         match refused {
             Err(PlatformError::Rejected(why)) => {
-                assert!(why.contains("Missing Permissions") && why.contains("50013"), "{why}")
+                assert!(
+                    why.contains("Missing Permissions") && why.contains("50013"),
+                    "{why}"
+                )
             }
             other => panic!("{other:?}"),
         }

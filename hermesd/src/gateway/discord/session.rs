@@ -66,7 +66,10 @@ impl Discord {
                 connection::open(&session.resume_url, &self.settings.token, start).await
             }
             None => {
-                let gateway = self.rest.call(Verb::Get, "/gateway/bot", Body::None).await?;
+                let gateway = self
+                    .rest
+                    .call(Verb::Get, "/gateway/bot", Body::None)
+                    .await?;
                 let url = gateway["url"].as_str().unwrap_or_default();
                 if url.is_empty() {
                     return Err(PlatformError::Unavailable(
@@ -151,7 +154,11 @@ impl Discord {
         };
         let mut batch = Batch::default();
         for dispatch in dispatches {
-            batch.next_offset = Some(batch.next_offset.map_or(dispatch.seq, |s| s.max(dispatch.seq)));
+            batch.next_offset = Some(
+                batch
+                    .next_offset
+                    .map_or(dispatch.seq, |s| s.max(dispatch.seq)),
+            );
             self.take_dispatch(dispatch, &mut batch).await;
         }
         Ok(batch)
@@ -239,7 +246,9 @@ impl Discord {
                 name,
             )
         } else {
-            let parent = self.channel(&channel.parent_id, guild_id, &Value::Null).await;
+            let parent = self
+                .channel(&channel.parent_id, guild_id, &Value::Null)
+                .await;
             let name = format!(
                 "{} / {}",
                 titled(&guild, &parent.name, &channel.parent_id),
