@@ -36,11 +36,10 @@ impl Destination {
                  'platform:chat_id:thread_id'"
             ));
         }
-        // A numeric chat may carry a thread (`-100123:17`); a name is taken whole.
+        // A chat id may carry a thread (`-100123:17`, Slack's `C0123ABCD:1700000000.123456`);
+        // a name is taken whole.
         let (chat, thread_id) = match rest.rsplit_once(':') {
-            Some((chat, thread))
-                if is_chat_id(chat) && thread.chars().all(|c| c.is_ascii_digit()) =>
-            {
+            Some((chat, thread)) if is_chat_id(chat) && is_thread_id(thread) => {
                 (chat.to_string(), thread.to_string())
             }
             _ => (rest.to_string(), String::new()),
@@ -58,9 +57,26 @@ impl Destination {
     }
 }
 
+/// A number (Telegram's chats, negative for groups; Discord's snowflakes), or Slack's
+/// conversation and user ids (`C`, `G`, `D` or `U` and at least 8 capitals or digits), as Hermes
+/// reads them.
 fn is_chat_id(chat: &str) -> bool {
     let digits = chat.strip_prefix('-').unwrap_or(chat);
-    !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit())
+    let numeric = !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit());
+    let slack = chat.len() >= 9
+        && chat.starts_with(['C', 'G', 'D', 'U'])
+        && chat
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+    numeric || slack
+}
+
+/// A topic's or thread's number, or a Slack thread's timestamp (`1700000000.123456`).
+fn is_thread_id(thread: &str) -> bool {
+    let (whole, fraction) = thread.split_once('.').unwrap_or((thread, "0"));
+    [whole, fraction]
+        .iter()
+        .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_digit()))
 }
 
 impl std::fmt::Display for Destination {
@@ -217,5 +233,16 @@ mod tests {
         assert!(!named.names_an_id());
         assert!(Destination::parse("").is_err());
         assert!(Destination::parse("../x:1").is_err());
+        let thread = Destination::parse("slack:C0123ABCD:1700000000.123456").unwrap();
+        assert_eq!(thread.chat, "C0123ABCD");
+        assert_eq!(thread.thread_id, "1700000000.123456");
+        assert!(thread.names_an_id());
+        let discord = Destination::parse("discord:1234567890123456789:987654321098765432").unwrap();
+        assert_eq!(discord.chat, "1234567890123456789");
+        assert_eq!(discord.thread_id, "987654321098765432");
+        let channel = Destination::parse("slack:#general").unwrap();
+        assert_eq!(channel.chat, "#general");
+        assert!(!channel.names_an_id());
+        assert!(!Destination::parse("slack:Cat:1.2").unwrap().names_an_id());
     }
 }

@@ -45,7 +45,7 @@ impl Tool for SendMessageTool {
                     },
                     "target": {
                         "type": "string",
-                        "description": "Delivery target: 'platform' (its home channel), 'platform:chat_id', or 'platform:chat_id:thread_id' for Telegram topics. Examples: 'telegram', 'telegram:-1001234567890:17585'."
+                        "description": "Delivery target: 'platform' (its home channel), 'platform:chat_id', or 'platform:chat_id:thread_id' for Telegram topics, Discord threads and Slack threads. Examples: 'telegram', 'telegram:-1001234567890:17585', 'discord:1234567890123456789', 'slack:C0123ABCD:1700000000.123456'."
                     },
                     "message": {"type": "string", "description": "The message text to send."}
                 },
