@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{Adapter, discord, telegram};
+use super::{Adapter, discord, slack, telegram};
 use crate::{config::settings::GatewaySection, llm::HttpClient};
 
 /// The adapter of `platform` when its settings say it runs.
@@ -23,6 +23,10 @@ pub fn adapter(
             .discord
             .clone()
             .map(|s| Arc::new(discord::Discord::new(s, client)) as Arc<dyn Adapter>),
+        "slack" => settings
+            .slack
+            .clone()
+            .map(|s| Arc::new(slack::Slack::new(s, client)) as Arc<dyn Adapter>),
         _ => None,
     }
 }
