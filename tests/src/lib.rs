@@ -20,6 +20,7 @@ pub mod proxy;
 pub mod python_hermes;
 pub mod report;
 pub mod seed;
+pub mod slack_home;
 pub mod telegram_home;
 pub mod tls;
 pub mod tmux;

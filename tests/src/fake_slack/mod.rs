@@ -33,8 +33,13 @@ use std::sync::Arc;
 
 use state::{Shared, World};
 
-/// The app-level token [`FakeSlack::start`] accepts for Socket Mode.
-pub const APP_TOKEN: &str = "xapp-1-A0FAKEAPP-1-fakeapptoken";
+/// A Socket Mode app token no other fake of this machine uses (the daemon's lock on it is
+/// machine-wide).
+fn unique_app_token() -> String {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    format!("xapp-1-A0FAKEAPP-{}{n:03}-fakeapptoken", std::process::id())
+}
 
 /// A running fake. Clones share it; it stops when the last clone is dropped.
 #[derive(Clone)]
@@ -74,7 +79,7 @@ impl FakeSlack {
                 .unwrap_or_else(|e| panic!("fake-slack: {e}"))
         );
         let world = World {
-            app_token: APP_TOKEN.to_owned(),
+            app_token: unique_app_token(),
             echo_bot_messages: true,
             base_url: base_url.clone(),
             socket_url,
@@ -106,7 +111,7 @@ impl FakeSlack {
 
     /// The Socket Mode app token.
     pub fn app_token(&self) -> String {
-        APP_TOKEN.to_owned()
+        self.shared.read(|world| world.app_token.clone())
     }
 
     /// Installs the app in another workspace `id`; returns it (bot user `U0BOT<n>`).
@@ -183,6 +188,17 @@ impl FakeSlack {
             let live = world.live_link();
             if let Some(link) = live.and_then(|id| world.link_mut(id)) {
                 link.disconnect = Some(reason.to_owned());
+            }
+        });
+    }
+
+    /// Slack's redelivery of the envelope `id` as if its ack never came: it is sent again on
+    /// the live connection, with `retry_attempt` one higher.
+    pub fn redeliver(&self, id: &str) {
+        self.shared.write(|world| {
+            if let Some(envelope) = world.envelopes.iter_mut().find(|e| e.id == id) {
+                envelope.acked = false;
+                envelope.sent_on = None;
             }
         });
     }
