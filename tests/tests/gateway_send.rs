@@ -53,7 +53,7 @@ async fn the_agent_sends_to_the_home_channel_and_known_chats_only() {
         ),
         Reply::tool_call(
             "send_message",
-            r#"{"target": "discord:1", "message": "leak"}"#,
+            r#"{"target": "pigeon:1", "message": "leak"}"#,
         ),
         Reply::tool_call("send_message", r#"{"action": "list"}"#),
         Reply::text("all sent"),
@@ -103,7 +103,7 @@ async fn the_agent_sends_to_the_home_channel_and_known_chats_only() {
     );
     let unknown = results[3]["error"].as_str().unwrap_or_default();
     assert!(
-        unknown.contains("Unknown platform: discord"),
+        unknown.contains("Unknown platform: pigeon"),
         "{:?}",
         results[3]
     );
