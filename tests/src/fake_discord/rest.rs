@@ -134,15 +134,15 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
 }
 
 fn parse(content_type: &str, bytes: &[u8]) -> Parsed {
-    if content_type.starts_with("multipart/form-data") {
-        if let Some((fields, files)) = crate::fake_telegram::form_data(content_type, bytes) {
-            let json = fields
-                .get("payload_json")
-                .and_then(Value::as_str)
-                .and_then(|s| serde_json::from_str(s).ok())
-                .unwrap_or(Value::Null);
-            return Parsed { json, files };
-        }
+    if content_type.starts_with("multipart/form-data")
+        && let Some((fields, files)) = crate::fake_telegram::form_data(content_type, bytes)
+    {
+        let json = fields
+            .get("payload_json")
+            .and_then(Value::as_str)
+            .and_then(|s| serde_json::from_str(s).ok())
+            .unwrap_or(Value::Null);
+        return Parsed { json, files };
     }
     Parsed {
         json: serde_json::from_slice(bytes).unwrap_or(Value::Null),

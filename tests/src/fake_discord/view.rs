@@ -97,6 +97,11 @@ impl FakeDiscord {
         self.view(|v| v.violations())
     }
 
+    /// A receiver that wakes on every change of the fake's state (for waits across fakes).
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.shared.subscribe()
+    }
+
     /// Waits until `check` yields a value; panics after `timeout`, naming `what`.
     pub async fn wait_until<T>(
         &self,

@@ -203,10 +203,10 @@ async fn run(
                             seq = Some(seq.map_or(s, |old| old.max(s)));
                         }
                         let name = frame.t.unwrap_or_default();
-                        if let Some(first) = began_by(&name, &frame.d) {
-                            if let Some(began) = began.take() {
-                                let _ = began.send(first);
-                            }
+                        if let Some(first) = began_by(&name, &frame.d)
+                            && let Some(began) = began.take()
+                        {
+                            let _ = began.send(first);
                         }
                         let dispatch = Dispatch { seq: frame.s.unwrap_or(0), name, data: frame.d };
                         if events.try_send(dispatch).is_err() {

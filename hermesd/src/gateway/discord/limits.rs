@@ -87,11 +87,11 @@ impl Limits {
 
     /// Learn from a response's headers.
     pub fn learn(&mut self, route: &str, major: &str, headers: &Headers, now: Instant) {
-        if let Some(hash) = &headers.bucket {
-            if self.routes.get(route) != Some(hash) {
-                self.bound(now);
-                self.routes.insert(route.to_string(), hash.clone());
-            }
+        if let Some(hash) = &headers.bucket
+            && self.routes.get(route) != Some(hash)
+        {
+            self.bound(now);
+            self.routes.insert(route.to_string(), hash.clone());
         }
         if let (Some(remaining), Some(after)) = (headers.remaining, headers.reset_after) {
             let key = self.key(route, major);
