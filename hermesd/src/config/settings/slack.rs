@@ -40,6 +40,9 @@ pub struct SlackSettings {
     pub dm_threads: bool,
     /// `platforms.slack.extra.ping_interval` (0.2 to 60 s, default 10).
     pub ping_interval: Duration,
+    /// `platforms.slack.extra.pace_calls` (default true): pace Web API calls by Slack's tiers
+    /// before Slack answers 429 (off for a Slack-compatible server with limits of its own).
+    pub pace_calls: bool,
 }
 
 impl std::fmt::Debug for SlackSettings {
@@ -105,6 +108,7 @@ impl SlackSettings {
                 true,
             ),
             ping_interval: Duration::from_secs_f64(ping),
+            pace_calls: r.flag("platforms.slack.extra.pace_calls", true),
         };
         (Some(settings), false)
     }

@@ -46,11 +46,12 @@ impl std::fmt::Debug for WebApi {
 }
 
 impl WebApi {
-    pub fn new(client: HttpClient, base: &str) -> Self {
+    /// The Web API at `base`; `pace` paces calls by Slack's tiers before Slack asks to.
+    pub fn new(client: HttpClient, base: &str, pace: bool) -> Self {
         Self {
             client,
             base: base.trim_end_matches('/').to_string(),
-            limits: Limits::default(),
+            limits: Limits::new(pace),
         }
     }
 

@@ -3,7 +3,9 @@
 //! channel), counted per workspace (bot token) and method, as a token bucket that allows the
 //! tier's burst. A call waits for its turn when the wait is short; a longer one, or a 429's
 //! `Retry-After` still running, comes back as [`PlatformError::RateLimited`] for the caller's
-//! own retry (the outbox's, the streamed reply's next edit).
+//! own retry (the outbox's, the streamed reply's next edit). With pacing off
+//! (`platforms.slack.extra.pace_calls: false`, for a server with limits of its own) only the
+//! 429s hold calls back.
 
 use std::{
     collections::HashMap,
@@ -53,12 +55,27 @@ struct Bucket {
 }
 
 /// The buckets of every workspace.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Limits {
     buckets: Mutex<HashMap<String, Bucket>>,
+    /// Whether the tiers pace calls (else only 429s do).
+    pace: bool,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self::new(true)
+    }
 }
 
 impl Limits {
+    pub fn new(pace: bool) -> Self {
+        Self {
+            buckets: Mutex::default(),
+            pace,
+        }
+    }
+
     /// Wait for the turn of `method` under `key` (the workspace, and for posts the channel);
     /// `RateLimited` when the wait would be long.
     pub async fn acquire(&self, key: &str, method: &str) -> Result<(), PlatformError> {
@@ -94,6 +111,10 @@ impl Limits {
                 return Err(PlatformError::RateLimited(until - now));
             }
             bucket.blocked_until = None;
+        }
+        if !self.pace {
+            bucket.at = now;
+            return Ok(Duration::ZERO);
         }
         let elapsed = now.saturating_duration_since(bucket.at).as_secs_f64();
         bucket.tokens = (bucket.tokens + elapsed * tier.per_second).min(tier.burst);
@@ -160,6 +181,23 @@ mod tests {
             limits.reserve("T1", "apps.connections.open", start),
             Ok(Duration::ZERO)
         );
+    }
+
+    #[test]
+    fn without_pacing_only_a_429_holds_calls_back() {
+        let limits = Limits::new(false);
+        let start = Instant::now();
+        for _ in 0..200 {
+            assert_eq!(
+                limits.reserve("T1", "chat.update", start),
+                Ok(Duration::ZERO)
+            );
+        }
+        limits.block("T1", Duration::from_secs(30));
+        assert!(matches!(
+            limits.reserve("T1", "chat.update", start),
+            Err(PlatformError::RateLimited(_))
+        ));
     }
 
     #[test]

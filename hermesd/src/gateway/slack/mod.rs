@@ -62,7 +62,7 @@ impl std::fmt::Debug for Slack {
 impl Slack {
     pub fn new(settings: SlackSettings, client: HttpClient) -> Self {
         Self {
-            api: Arc::new(WebApi::new(client, &settings.api_base)),
+            api: Arc::new(WebApi::new(client, &settings.api_base, settings.pace_calls)),
             settings,
             memory: Arc::default(),
             commands: RwLock::default(),
