@@ -94,6 +94,11 @@ impl FakeSlack {
             .join("\n")
     }
 
+    /// A receiver that wakes on every change of the fake's state (for waits across fakes).
+    pub fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.shared.subscribe()
+    }
+
     /// Waits until `check` yields a value; panics after `timeout`, naming `what`.
     pub async fn wait_until<T>(
         &self,
