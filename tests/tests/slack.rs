@@ -2,7 +2,8 @@
 //! An allowed user's DM gets one streamed answer, edited, in the thread the DM opened; a
 //! stranger gets a pairing code in a DM and nothing in a channel; in a channel only a mention
 //! reaches the model, its answer goes in the message's thread and a reply in that thread needs
-//! no mention; an approval is answered by a Block Kit button; `/hermes <sub>` runs the command.
+//! no mention; an approval is answered by a Block Kit button; `/hermes <sub>` runs the command;
+//! `send_message` reaches the home channel and a thread.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
 
 use std::time::Duration;
@@ -287,4 +288,52 @@ async fn hermes_subcommands_run_as_commands() {
     let acked = slack.wait_acked(&envelope, WAIT).await;
     assert_eq!(acked.ack_payload.unwrap()["response_type"], "ephemeral");
     assert!(llm.requests().is_empty(), "a command is not a question");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_agent_sends_to_the_home_channel_and_into_a_thread() {
+    // Slack's ids as Hermes reads them (a letter and at least 8 capitals or digits).
+    // The fake's first message is at ts 1700000000.000001: the asking message below.
+    let llm = FakeLlm::start(vec![
+        Reply::tool_call(
+            "send_message",
+            r#"{"target": "slack", "message": "to home"}"#,
+        ),
+        Reply::tool_call(
+            "send_message",
+            r#"{"target": "slack:C0ASKCHAN1:1700000000.000001", "message": "into the thread"}"#,
+        ),
+        Reply::text("all sent"),
+    ])
+    .await;
+    let slack = FakeSlack::start().await;
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    slack_home::configure(
+        &home,
+        &llm,
+        &slack,
+        "",
+        "SLACK_ALLOWED_USERS=U1\nSLACK_HOME_CHANNEL=C0HOMECHAN\n",
+    );
+    home.ctl_async(&["status"]).await.ok();
+    let bot = slack.first_team().bot_user_id;
+    let asked = slack.push(&UserMessage::new(
+        "C0ASKCHAN1",
+        "U1",
+        &format!("<@{bot}> tell them"),
+    ));
+    assert_eq!(asked.ts, "1700000000.000001");
+    let homed = slack
+        .wait_bot_message("C0HOMECHAN", |t| t == "to home", WAIT)
+        .await;
+    assert!(homed.thread_ts.is_none());
+    let threaded = slack
+        .wait_bot_message("C0ASKCHAN1", |t| t == "into the thread", WAIT)
+        .await;
+    assert_eq!(threaded.thread_ts.as_deref(), Some(asked.ts.as_str()));
+    let done = slack
+        .wait_bot_message("C0ASKCHAN1", |t| t == "all sent", WAIT)
+        .await;
+    assert_eq!(done.thread_ts.as_deref(), Some(asked.ts.as_str()));
 }

@@ -140,9 +140,11 @@ pub fn event_callback(callback: &Value, cx: &Context<'_>) -> Option<Converted> {
             reply_to: None,
             attachments: files(team, event),
             press: None,
+            // A reply in the bot's thread is `in_my_thread`, not a reply to the bot: the
+            // platform's `thread_require_mention` can still ask for a mention there.
             addressing: Addressing {
                 mentions_me,
-                replies_to_me: in_bot_thread,
+                replies_to_me: false,
                 names_only_other_bots: false,
                 in_my_thread: in_bot_thread,
             },
