@@ -2,7 +2,8 @@
 //! answered; rate limits first (a request on a bucket still blocked by a 429 counts as a
 //! violation and gets another 429; each answer carries truthful `X-RateLimit-*` headers of a
 //! 50-a-second bucket per route), then a queued fault, the bot's token (401), and the route
-//! (`routes.rs`). `/attachments/{name}` serves files as Discord's CDN does, without credentials.
+//! (`routes.rs`). `/attachments/{name}` serves files as Discord's CDN does, without credentials
+//! (recorded as calls too, with their path).
 
 use std::{
     sync::Arc,
@@ -74,19 +75,30 @@ pub(super) fn router(shared: Arc<Shared>) -> Router {
 async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let full = parts.uri.path().to_string();
-    if let Some(name) = full.strip_prefix("/attachments/") {
-        return attachment(&shared, name);
-    }
-    let Some(path) = full.strip_prefix(API).map(str::to_string) else {
-        return respond(Answer::error(404, 0, "404: Not Found"), None);
-    };
-    let method = parts.method.as_str().to_string();
     let auth = parts
         .headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_string();
+    let authorized = shared.read(|w| w.tokens.iter().any(|t| auth == format!("Bot {t}")));
+    if let Some(name) = full.strip_prefix("/attachments/") {
+        shared.write(|world| {
+            world.calls.push(Call {
+                method: "GET".into(),
+                path: full.clone(),
+                body: Value::Null,
+                status: None,
+                at: Instant::now(),
+                authorized,
+            })
+        });
+        return attachment(&shared, name);
+    }
+    let Some(path) = full.strip_prefix(API).map(str::to_string) else {
+        return respond(Answer::error(404, 0, "404: Not Found"), None);
+    };
+    let method = parts.method.as_str().to_string();
     let content_type = parts
         .headers
         .get(header::CONTENT_TYPE)
@@ -97,7 +109,6 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         .await
         .unwrap_or_default();
     let parsed = parse(&content_type, &bytes);
-    let authorized = shared.read(|w| w.tokens.iter().any(|t| auth == format!("Bot {t}")));
     let index = shared.write(|world| {
         world.calls.push(Call {
             method: method.clone(),

@@ -1,7 +1,12 @@
 //! Discord's connection settings with Hermes' keys: the bot token (`DISCORD_BOT_TOKEN`), whether
 //! it runs (`platforms.discord.enabled`) and the REST API's base URL
 //! (`platforms.discord.extra.api_base`; the Gateway's websocket URL comes from its
-//! `GET /gateway/bot`). Who may talk and where are the platform's rules (`platform_rules.rs`).
+//! `GET /gateway/bot`), how the command menu becomes application commands
+//! (`DISCORD_COMMAND_SYNC_POLICY`: `safe` or `bulk` register it, `off` leaves Discord's list
+//! alone; hermesd's own `DISCORD_COMMAND_GUILD_ID` / `platforms.discord.extra.command_guild_id`
+//! registers them in one guild, where they show at once) and the largest attachment taken
+//! (`platforms.discord.extra.max_attachment_bytes`, else `DISCORD_MAX_ATTACHMENT_BYTES`;
+//! 32 MiB by default, 0 for no limit but the gateway's own). Who may talk and where are the platform's rules (`platform_rules.rs`).
 
 use hermes_proto::env::Env;
 
@@ -17,13 +22,26 @@ pub struct DiscordSettings {
     pub token: String,
     /// `platforms.discord.extra.api_base`, without a trailing `/`.
     pub api_base: String,
+    /// Whether the command menu is registered as application commands
+    /// (`DISCORD_COMMAND_SYNC_POLICY` is not `off`).
+    pub sync_commands: bool,
+    /// The guild the application commands are registered in; empty: globally.
+    pub command_guild: String,
+    /// The largest attachment fetched, in bytes (`0`: only the gateway's own cap).
+    pub max_attachment_bytes: u64,
 }
+
+/// Hermes' default cap on an attachment.
+pub const DEFAULT_MAX_ATTACHMENT_BYTES: u64 = 32 * 1024 * 1024;
 
 impl std::fmt::Debug for DiscordSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DiscordSettings")
             .field("token", &"<hidden>")
             .field("api_base", &self.api_base)
+            .field("sync_commands", &self.sync_commands)
+            .field("command_guild", &self.command_guild)
+            .field("max_attachment_bytes", &self.max_attachment_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -44,10 +62,112 @@ impl DiscordSettings {
         if api_base.is_empty() {
             api_base = DISCORD_API_BASE.to_string();
         }
+        let policy = env
+            .get("DISCORD_COMMAND_SYNC_POLICY")
+            .map(|p| p.trim().to_lowercase())
+            .unwrap_or_default();
+        if !matches!(policy.as_str(), "" | "safe" | "bulk" | "off") {
+            r.notice_raw(format!(
+                "DISCORD_COMMAND_SYNC_POLICY={policy:?} is not safe, bulk or off; using safe"
+            ));
+        }
+        let mut command_guild = env
+            .get("DISCORD_COMMAND_GUILD_ID")
+            .map(str::trim)
+            .unwrap_or_default()
+            .to_string();
+        if command_guild.is_empty() {
+            command_guild = r.text("platforms.discord.extra.command_guild_id");
+        }
+        if !command_guild.bytes().all(|b| b.is_ascii_digit()) {
+            r.notice_raw(format!(
+                "the Discord command guild {command_guild:?} is not a guild id; registering globally"
+            ));
+            command_guild.clear();
+        }
+        // As in Hermes, the configuration's `extra.max_attachment_bytes` before the variable.
+        let configured = r.whole_opt("platforms.discord.extra.max_attachment_bytes", "32 MiB");
+        let from_env = env
+            .get("DISCORD_MAX_ATTACHMENT_BYTES")
+            .map(str::trim)
+            .filter(|raw| !raw.is_empty())
+            .map(|raw| {
+                raw.parse().unwrap_or_else(|_| {
+                    r.notice_raw(format!(
+                        "DISCORD_MAX_ATTACHMENT_BYTES={raw:?} is not a number; using 32 MiB"
+                    ));
+                    DEFAULT_MAX_ATTACHMENT_BYTES
+                })
+            });
+        let max_attachment_bytes = configured
+            .or(from_env)
+            .unwrap_or(DEFAULT_MAX_ATTACHMENT_BYTES);
         let settings = Self {
             token: token.to_string(),
             api_base: api_base.trim_end_matches('/').to_string(),
+            sync_commands: policy != "off",
+            command_guild,
+            max_attachment_bytes,
         };
         (Some(settings), false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_yaml::Value;
+
+    use super::*;
+
+    fn read(yaml: &str, vars: &[(&str, &str)]) -> (Option<DiscordSettings>, bool) {
+        let root: Value = serde_yaml::from_str(yaml).unwrap();
+        let env = Env::from_pairs(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        DiscordSettings::read(&mut Reader::new(&root), &env)
+    }
+
+    #[test]
+    fn the_token_the_api_base_and_the_command_and_attachment_settings() {
+        assert_eq!(read("{}", &[]), (None, false));
+        let off = read(
+            "platforms:\n  discord:\n    enabled: false",
+            &[("DISCORD_BOT_TOKEN", "t")],
+        );
+        assert_eq!(off, (None, true));
+        let (on, _) = read("{}", &[("DISCORD_BOT_TOKEN", " t ")]);
+        let on = on.unwrap();
+        assert_eq!(
+            (on.token.as_str(), on.api_base.as_str()),
+            ("t", DISCORD_API_BASE)
+        );
+        assert!(on.sync_commands && on.command_guild.is_empty());
+        assert_eq!(on.max_attachment_bytes, DEFAULT_MAX_ATTACHMENT_BYTES);
+        let yaml = "platforms:\n  discord:\n    extra:\n      api_base: http://127.0.0.1:9/api/v10/\n      command_guild_id: '55'\n      max_attachment_bytes: 100";
+        let (set, _) = read(
+            yaml,
+            &[
+                ("DISCORD_BOT_TOKEN", "t"),
+                ("DISCORD_COMMAND_SYNC_POLICY", "off"),
+                ("DISCORD_MAX_ATTACHMENT_BYTES", "7"),
+            ],
+        );
+        let set = set.unwrap();
+        assert_eq!(set.api_base, "http://127.0.0.1:9/api/v10");
+        assert_eq!(set.command_guild, "55");
+        assert!(!set.sync_commands);
+        assert_eq!(
+            set.max_attachment_bytes, 100,
+            "the configuration wins, as in Hermes"
+        );
+        let (env_only, _) = read(
+            "{}",
+            &[
+                ("DISCORD_BOT_TOKEN", "t"),
+                ("DISCORD_MAX_ATTACHMENT_BYTES", "7"),
+                ("DISCORD_COMMAND_GUILD_ID", "x1"),
+            ],
+        );
+        let env_only = env_only.unwrap();
+        assert_eq!(env_only.max_attachment_bytes, 7);
+        assert!(env_only.command_guild.is_empty(), "not a guild id");
     }
 }

@@ -137,7 +137,7 @@ pub fn message(data: &Value, me: &Me, place: Place) -> Option<Inbound> {
     })
 }
 
-/// An attachment; its file id is its URL, encoded so it holds no `:`.
+/// An attachment; its file id is its size and URL, encoded so it holds no `:`.
 fn attachment(a: &Value, flags: u64) -> Option<Attachment> {
     let url = a["url"].as_str()?;
     let content_type = a["content_type"].as_str().unwrap_or_default();
@@ -149,7 +149,7 @@ fn attachment(a: &Value, flags: u64) -> Option<Attachment> {
     };
     Some(Attachment {
         kind,
-        file_id: encode_url(url),
+        file_id: encode_file(url, a["size"].as_u64().unwrap_or(0)),
         file_name: a["filename"]
             .as_str()
             .unwrap_or_default()
@@ -160,17 +160,21 @@ fn attachment(a: &Value, flags: u64) -> Option<Attachment> {
     })
 }
 
-/// A URL as a file id (base64url: no `:`, which the gateway's attachment marker splits on).
-pub fn encode_url(url: &str) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(url)
+/// A file's URL and size as a file id, `{size}.{base64url of the URL}`: no `:`, which the
+/// gateway's attachment marker splits on, and the size kept for the cap checked before any
+/// download (the marker carries no size of its own).
+pub fn encode_file(url: &str, size: u64) -> String {
+    let url = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(url);
+    format!("{size}.{url}")
 }
 
-/// The URL of a file id made by [`encode_url`].
-pub fn decode_url(file_id: &str) -> Option<String> {
+/// The URL and size of a file id made by [`encode_file`].
+pub fn decode_file(file_id: &str) -> Option<(String, u64)> {
+    let (size, url) = file_id.split_once('.')?;
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(file_id)
+        .decode(url)
         .ok()?;
-    String::from_utf8(bytes).ok()
+    Some((String::from_utf8(bytes).ok()?, size.parse().ok()?))
 }
 
 /// The channel and guild of an `INTERACTION_CREATE`, with the channel object Discord sent along.

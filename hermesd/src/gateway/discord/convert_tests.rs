@@ -92,8 +92,8 @@ fn attachments_keep_their_url_in_a_colon_free_id() {
         assert!(!a.file_id.contains(':'), "{}", a.file_id);
     }
     assert_eq!(
-        decode_url(&got.attachments[0].file_id).as_deref(),
-        Some("https://cdn.example/a/cat.png?ex=1:2")
+        decode_file(&got.attachments[0].file_id),
+        Some(("https://cdn.example/a/cat.png?ex=1:2".to_string(), 10))
     );
     assert_eq!(got.attachments[1].size, 20);
 }

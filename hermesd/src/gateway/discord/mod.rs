@@ -126,7 +126,7 @@ impl Discord {
     /// name, else globally), unless they are what was registered last or sync is off.
     async fn register(&self, commands: &[(String, String)]) {
         let application = self.me().application_id;
-        if application.is_empty() || commands.is_empty() {
+        if !self.settings.sync_commands || application.is_empty() || commands.is_empty() {
             return;
         }
         let list = outgoing::application_commands(commands);
@@ -137,7 +137,10 @@ impl Discord {
         if same {
             return;
         }
-        let path = format!("/applications/{application}/commands");
+        let path = match self.settings.command_guild.as_str() {
+            "" => format!("/applications/{application}/commands"),
+            guild => format!("/applications/{application}/guilds/{guild}/commands"),
+        };
         match self
             .rest
             .call(Verb::Put, &path, Body::Json(list.clone()))
@@ -285,15 +288,20 @@ impl Adapter for Discord {
         attachment: &Attachment,
         max_bytes: u64,
     ) -> Result<Vec<u8>, PlatformError> {
-        if attachment.size > max_bytes {
+        let max_bytes = match self.settings.max_attachment_bytes {
+            0 => max_bytes,
+            own => own.min(max_bytes),
+        };
+        let (url, size) = convert::decode_file(&attachment.file_id)
+            .filter(|(url, _)| url.starts_with("https://") || url.starts_with("http://"))
+            .ok_or_else(|| PlatformError::Rejected("not a Discord attachment".into()))?;
+        let size = size.max(attachment.size);
+        if size > max_bytes {
             return Err(PlatformError::Rejected(format!(
-                "the {} is {} bytes; the limit is {max_bytes}",
-                attachment.kind, attachment.size
+                "the {} is {size} bytes; the limit is {max_bytes}",
+                attachment.kind
             )));
         }
-        let url = convert::decode_url(&attachment.file_id)
-            .filter(|url| url.starts_with("https://") || url.starts_with("http://"))
-            .ok_or_else(|| PlatformError::Rejected("not a Discord attachment".into()))?;
         self.rest.download(&url, max_bytes).await
     }
 }
