@@ -78,6 +78,34 @@ async fn an_attachment_is_saved_and_named_and_one_over_the_cap_is_not_fetched() 
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_file_the_answer_names_goes_as_an_attachment() {
+    let home = TestHome::new();
+    let _stop = StopOnDrop(&home);
+    let report = home.work_dir().join("report.csv");
+    std::fs::write(&report, "month,total\njan,3\n").unwrap();
+    let answer = format!("Here is the report:\nMEDIA:{}", report.display());
+    let llm = FakeLlm::start(vec![Reply::text(&answer)]).await;
+    let discord = FakeDiscord::start().await;
+    let dm = discord.dm(&ann());
+    start(&home, &llm, &discord, "").await;
+    discord.wait_ready(WAIT).await;
+    discord.push(&Post::new(&dm, &ann(), "the report please"));
+    let upload = discord
+        .wait_until("the report as an attachment", WAIT, |v| {
+            v.messages(&dm)
+                .into_iter()
+                .find(|m| m.files == ["report.csv"])
+        })
+        .await;
+    let bytes = discord.view(|v| v.file(&upload.id, "report.csv")).unwrap();
+    assert_eq!(bytes, b"month,total\njan,3\n");
+    let shown = discord
+        .wait_message(&dm, |t| t.starts_with("Here is the report"), WAIT)
+        .await;
+    assert!(!shown.content.contains("MEDIA:"), "{}", shown.content);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_long_answer_is_split_within_two_thousand_characters() {
     let paragraph = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(15);
     let code = format!("```rust\n{}```", "let x = 1; // é\n".repeat(80));

@@ -23,6 +23,12 @@ impl View<'_> {
             .collect()
     }
 
+    /// The bytes of the file `name` attached to the bot's message `message_id`.
+    pub fn file(&self, message_id: &str, name: &str) -> Option<Vec<u8>> {
+        let key = format!("{message_id}-{name}");
+        self.0.files.get(&key).map(|(bytes, _)| bytes.to_vec())
+    }
+
     /// Every REST call so far.
     pub fn calls(&self) -> Vec<Call> {
         self.0.calls.clone()
