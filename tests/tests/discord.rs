@@ -39,7 +39,9 @@ async fn an_allowed_user_gets_one_streamed_edited_answer_in_a_dm() {
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
     let dm = discord.dm(&ann());
-    start(&home, &llm, &discord, "", "DISCORD_ALLOWED_USERS=4242\n").await;
+    let token = discord_home::configure(&home, &llm, &discord, "", "DISCORD_ALLOWED_USERS=4242\n");
+    home.ctl_async(&["status"]).await.ok();
+    discord.wait_ready(WAIT).await;
     let commands = discord.view(|v| v.commands());
     let (scope, list) = &commands[0];
     assert_eq!(scope, "global");
@@ -82,6 +84,9 @@ async fn an_allowed_user_gets_one_streamed_edited_answer_in_a_dm() {
         "{sessions}"
     );
     assert_eq!(discord.violations(), 0);
+    let log = std::fs::read_to_string(home.path().join("logs/hermesd.log")).unwrap_or_default();
+    assert!(log.contains("discord"), "the log says something of Discord");
+    assert!(!log.contains(&token), "the bot token leaked into the log");
 }
 
 #[tokio::test(flavor = "multi_thread")]

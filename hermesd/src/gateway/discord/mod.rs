@@ -43,6 +43,9 @@ struct State {
     live: Option<Live>,
     session: Option<Session>,
     stored_seq: Option<i64>,
+    /// Resumes that failed in a row; after [`session::MAX_RESUME_FAILURES`] the session is
+    /// given up and the next connection identifies afresh.
+    resume_failures: u32,
 }
 
 /// The Discord adapter.

@@ -24,6 +24,8 @@ use crate::gateway::adapter::{Batch, ChatKind, ChatRef, PlatformError};
 /// How long a poll waits for an event before answering with none (Discord is quiet when
 /// nobody talks; the watchdog's deadline is well past this).
 pub const IDLE: Duration = Duration::from_secs(25);
+/// Failed resumes in a row before the session is given up (its resume URL may be gone).
+pub const MAX_RESUME_FAILURES: u32 = 3;
 /// Dispatches taken per batch.
 const MAX_BATCH: usize = 100;
 
@@ -82,13 +84,19 @@ impl Discord {
         let (live, began) = match opened {
             Ok(opened) => opened,
             Err(ending) => {
-                if matches!(ending, Ending::Reidentify(_)) {
+                if resume.is_some() {
+                    state.resume_failures += 1;
+                }
+                let given_up = state.resume_failures >= MAX_RESUME_FAILURES;
+                if matches!(ending, Ending::Reidentify(_)) || given_up {
                     state.session = None;
                     state.stored_seq = None;
+                    state.resume_failures = 0;
                 }
                 return Err(to_error(&ending));
             }
         };
+        state.resume_failures = 0;
         match began {
             Began::Ready {
                 session_id,
