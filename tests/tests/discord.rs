@@ -274,23 +274,48 @@ async fn an_approval_is_answered_by_a_button() {
     let home = TestHome::new();
     let _stop = StopOnDrop(&home);
     std::fs::create_dir_all(home.user_home().join("victim")).unwrap();
-    let dm = discord.dm(&ann());
-    start(&home, &llm, &discord, "", "DISCORD_ALLOWED_USERS=4242\n").await;
+    let guild = discord.guild("Friends");
+    let ops = discord.channel(&guild, "ops");
+    let env = format!("DISCORD_ALLOWED_USERS=4242,5151\nDISCORD_FREE_RESPONSE_CHANNELS={ops}\n");
+    start(&home, &llm, &discord, "", &env).await;
 
-    discord.push(&Post::new(&dm, &ann(), "clean up"));
+    discord.push(&Post::new(&ops, &ann(), "clean up"));
     let question = discord
-        .wait_message(&dm, |t| t.contains("requires approval"), WAIT)
+        .wait_message(&ops, |t| t.contains("requires approval"), WAIT)
         .await;
     assert_eq!(question.buttons.len(), 4, "{question:?}");
+    // Someone else's press (another conversation: channels are per user) is refused with a
+    // note only they see.
+    let bob = User::new("5151", "Bob");
+    discord.press(&question.id, &question.button("once"), &bob);
+    let note = discord
+        .wait_until("a note to the other presser", WAIT, |v| {
+            v.followups().into_iter().next()
+        })
+        .await;
+    assert_eq!(note["flags"], 64, "{note}");
+    assert!(
+        note["content"]
+            .as_str()
+            .unwrap()
+            .contains("Only the one who asked"),
+        "{note}"
+    );
+    assert!(
+        home.user_home().join("victim").exists(),
+        "not run on Bob's word"
+    );
     let press = discord.press(&question.id, &question.button("once"), &ann());
-    discord.wait_message(&dm, |t| t == "removed it", WAIT).await;
+    discord
+        .wait_message(&ops, |t| t == "removed it", WAIT)
+        .await;
     assert!(
         !home.user_home().join("victim").exists(),
         "approved, so it ran"
     );
     discord
         .wait_until("the question edited to its verdict", WAIT, |view| {
-            view.messages(&dm)
+            view.messages(&ops)
                 .iter()
                 .any(|m| m.content.starts_with("✅ Approved (once)") && m.buttons.is_empty())
                 .then_some(())
