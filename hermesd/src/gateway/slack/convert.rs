@@ -169,7 +169,8 @@ fn bang_command(body: &str, commands: &[String]) -> String {
     }
 }
 
-/// The files of a message as attachments; `file_id` is `<team> <url_private_download>`.
+/// The files of a message as attachments; `file_id` is `<team> <url_private_download>` with
+/// `:` written `%3A` (the gateway keeps an attachment as `kind:file_id:name`).
 fn files(team: &str, event: &Value) -> Vec<Attachment> {
     let Some(list) = event["files"].as_array() else {
         return Vec::new();
@@ -196,12 +197,18 @@ fn files(team: &str, event: &Value) -> Vec<Attachment> {
             };
             Some(Attachment {
                 kind,
-                file_id: format!("{team} {url}"),
+                file_id: format!("{team} {}", url.replace('%', "%25").replace(':', "%3A")),
                 file_name: name.to_string(),
                 size: f["size"].as_u64().unwrap_or(0),
             })
         })
         .collect()
+}
+
+/// The workspace and URL of an attachment's `file_id`.
+pub fn file_url(file_id: &str) -> Option<(&str, String)> {
+    let (team, url) = file_id.split_once(' ')?;
+    Some((team, url.replace("%3A", ":").replace("%25", "%")))
 }
 
 /// A `block_actions` interaction: a button press.

@@ -116,7 +116,12 @@ fn files_presses_and_slash_commands() {
     );
     let got = event_callback(&with_file, &cx(&commands, &none)).unwrap();
     assert_eq!(got.inbound.attachments[0].kind, "photo");
-    assert_eq!(got.inbound.attachments[0].file_id, "T1 https://files/x");
+    let file_id = &got.inbound.attachments[0].file_id;
+    assert!(!file_id.contains(':'), "{file_id}");
+    assert_eq!(
+        file_url(file_id),
+        Some(("T1", "https://files/x".to_string()))
+    );
 
     let press = json!({"type": "block_actions", "team": {"id": "T1"}, "user": {"id": "U1",
         "username": "ann"}, "channel": {"id": "C1"}, "trigger_id": "t1",

@@ -417,11 +417,9 @@ impl Adapter for Slack {
                 attachment.kind, attachment.size
             )));
         }
-        let (team, url) = attachment
-            .file_id
-            .split_once(' ')
+        let (team, url) = convert::file_url(&attachment.file_id)
             .ok_or_else(|| PlatformError::Rejected("not a Slack file".into()))?;
-        if !self.files_host(url) {
+        if !self.files_host(&url) {
             // The bot token goes only where Slack keeps files.
             return Err(PlatformError::Rejected("the file is not on Slack".into()));
         }
@@ -430,6 +428,36 @@ impl Adapter for Slack {
             .workspace(team)
             .map(|w| w.token.clone())
             .ok_or_else(|| PlatformError::Rejected("no Slack workspace is connected".into()))?;
-        self.api.download(url, &token, max_bytes).await
+        self.api.download(&url, &token, max_bytes).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bot_token_goes_only_to_slacks_file_hosts_or_the_configured_api() {
+        let settings = SlackSettings {
+            bot_tokens: vec!["xoxb-1".into()],
+            app_token: String::new(),
+            api_base: "http://127.0.0.1:4000/api".into(),
+            signing_secret: String::new(),
+            events_listen: String::new(),
+            reply_in_thread: true,
+            dm_threads: true,
+            ping_interval: Duration::from_secs(10),
+            pace_calls: true,
+        };
+        let slack = Slack::new(settings, HttpClient::new(Duration::from_secs(1)).unwrap());
+        assert!(slack.files_host("https://files.slack.com/files-pri/T1-F1/download/a.png"));
+        assert!(slack.files_host("http://127.0.0.1:4000/files-pri/T1-F1/a.png"));
+        assert!(!slack.files_host("http://127.0.0.1:4001/files-pri/T1-F1/a.png"));
+        assert!(!slack.files_host("https://evil.example/slack.com/a.png"));
+        assert!(
+            !slack.files_host("http://files.slack.com/a.png"),
+            "not over plain HTTP"
+        );
+        assert!(!slack.files_host("https://x@files.slack.com.evil.example/a"));
     }
 }
