@@ -19,6 +19,9 @@ mod state;
 mod types;
 mod view;
 
+#[cfg(test)]
+mod tests;
+
 pub use push::Post;
 pub use routes::MAX_CONTENT;
 pub use types::{Call, Fault, GatewayStats, InteractionAnswer, SentMessage, User};
