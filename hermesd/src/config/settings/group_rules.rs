@@ -30,6 +30,9 @@ pub struct PlatformKeys {
     pub noun: &'static str,
     /// `require_mention` when nothing sets it (Hermes: off on Telegram, on elsewhere).
     pub require_mention: bool,
+    /// The platform's own name for `thread_require_mention`, read after it (Slack's
+    /// `strict_mention`).
+    pub thread_mention_alias: Option<&'static str>,
 }
 
 pub const TELEGRAM: PlatformKeys = PlatformKeys {
@@ -37,18 +40,21 @@ pub const TELEGRAM: PlatformKeys = PlatformKeys {
     env: "TELEGRAM",
     noun: "chats",
     require_mention: false,
+    thread_mention_alias: None,
 };
 pub const DISCORD: PlatformKeys = PlatformKeys {
     name: "discord",
     env: "DISCORD",
     noun: "channels",
     require_mention: true,
+    thread_mention_alias: None,
 };
 pub const SLACK: PlatformKeys = PlatformKeys {
     name: "slack",
     env: "SLACK",
     noun: "channels",
     require_mention: true,
+    thread_mention_alias: Some("strict_mention"),
 };
 
 /// The chat platforms the gateway can connect, in the order their rows are shown.
@@ -153,6 +159,10 @@ impl GroupRules {
             ignored_threads: ids(r, env, keys, "ignored_threads"),
             ignored_chats: ids(r, env, keys, &format!("ignored_{noun}")),
             thread_require_mention: flag(r, env, keys, "thread_require_mention")
+                .or_else(|| {
+                    let alias = keys.thread_mention_alias?;
+                    flag(r, env, keys, alias)
+                })
                 .unwrap_or(d.thread_require_mention),
             exclusive_bot_mentions: flag(r, env, keys, "exclusive_bot_mentions")
                 .unwrap_or(d.exclusive_bot_mentions),
@@ -371,6 +381,14 @@ mod tests {
         assert_eq!(rules.ignored_chats, ["9"]);
         let rules = read_as(&SLACK, "{}", &[("SLACK_REQUIRE_MENTION", "false")]);
         assert!(!rules.require_mention);
+        assert!(!rules.thread_require_mention);
+        let strict = read_as(&SLACK, "{}", &[("SLACK_STRICT_MENTION", "true")]);
+        assert!(
+            strict.thread_require_mention,
+            "Hermes' name for it on Slack"
+        );
+        let strict = read_as(&SLACK, "slack:\n  strict_mention: true", &[]);
+        assert!(strict.thread_require_mention);
         assert!(read_as(&SLACK, "{}", &[]).require_mention);
         assert!(!read_as(&TELEGRAM, "{}", &[]).require_mention);
     }
