@@ -200,7 +200,7 @@ impl Platform {
                         .telegram
                         .calls_of(method)
                         .into_iter()
-                        .filter(|c| param_is(&c.param("chat_id"), &place.chat))
+                        .filter(|c| param_is(c.param("chat_id"), &place.chat))
                         .map(|c| c.at)
                         .collect::<Vec<_>>()
                 };
