@@ -200,6 +200,18 @@ pub trait Adapter: Send + Sync + 'static {
     /// Show that the agent is working (a few seconds' worth).
     async fn typing(&self, chat: &ChatRef) -> Result<(), PlatformError>;
 
+    /// Open a thread on the group message `message_id` (whose text is `text`) for its answer,
+    /// where the platform answers so (Discord's `auto_thread`); returns the thread's id, or
+    /// `None` to answer in the chat itself. Asked only for a message the agent takes.
+    async fn open_thread(
+        &self,
+        _chat: &ChatRef,
+        _message_id: &str,
+        _text: &str,
+    ) -> Result<Option<String>, PlatformError> {
+        Ok(None)
+    }
+
     /// Acknowledge a button press, with a short note shown to the user.
     async fn answer_press(&self, press_id: &str, note: &str) -> Result<(), PlatformError>;
 

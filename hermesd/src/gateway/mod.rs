@@ -6,7 +6,9 @@
 //! the hub like any client's (`chats.rs`), answered by a streamed message that is edited as the
 //! answer grows (`reply.rs`) and delivered through the outbox (`outbox.rs`), which a restart
 //! finishes (`recovery.rs`). What it keeps is bounded (`retention.rs`). Voice messages are
-//! transcribed and replies spoken (`voice.rs`); files an answer names go after it (`media.rs`).
+//! transcribed and replies spoken (`voice.rs`); files an answer names go after it (`media.rs`);
+//! a group message is answered in a thread of its own where the adapter opens one
+//! (`threads.rs`).
 //! No file here names a platform: what differs is the adapter's, and its
 //! [`adapter::Capabilities`].
 
@@ -36,6 +38,7 @@ pub mod slack;
 pub mod split;
 pub mod status;
 mod supervisor;
+mod threads;
 pub mod telegram;
 mod triggers;
 mod voice;

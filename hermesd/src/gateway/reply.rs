@@ -98,6 +98,7 @@ fn place_of(link: &Link, row: &InboundRow) -> store::ChatPlace {
 
 /// Answer a stored message from start to delivered answer.
 pub async fn answer(gateway: &Arc<Gateway>, link: &Arc<Link>, row: InboundRow) {
+    let row = super::threads::open_if_wanted(gateway, link, row).await;
     let fetched = super::files::with_files(gateway, link, &row).await;
     super::voice::echo(gateway, link, &row, &fetched).await;
     run_turn_heard(

@@ -257,6 +257,22 @@ pub fn set_inbound_state(
     Ok(())
 }
 
+/// Move inbound message `id` into the thread `thread_id` opened for its answer, and so into
+/// the conversation `session_key`.
+pub fn set_inbound_thread(
+    tx: &Transaction<'_>,
+    id: i64,
+    thread_id: &str,
+    session_key: &str,
+) -> Result<(), StoreError> {
+    tx.execute(
+        "UPDATE gateway_inbound SET thread_id = ?2, session_key = ?3 WHERE id = ?1",
+        params![id, thread_id, session_key],
+    )
+    .map_err(StoreError::sql("move an inbound message into its thread"))?;
+    Ok(())
+}
+
 /// The newest inbound text of the chat `session_key` before `before_id` that is not a command
 /// (what `/retry` sends again).
 pub fn last_inbound_text(

@@ -47,7 +47,7 @@ pub use events::{StoredEvent, events_after, put_event, reserve_seqs, seq_before_
 pub use gateway::{
     InboundRow, NewInbound, OutboxRow, gateway_route, inbound_in_state, inbound_state,
     last_inbound_text, outbox_add, outbox_set, outbox_state, outbox_unfinished, prune_gateway,
-    set_gateway_route, set_inbound_state, take_updates,
+    set_gateway_route, set_inbound_state, set_inbound_thread, take_updates,
 };
 pub use gateway_places::{
     ChatPlace, chat_is_known, conversation_place, home, recent_places, set_home, set_route_place,
