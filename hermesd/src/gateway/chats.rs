@@ -1,7 +1,10 @@
 //! Each chat's messages, in order: one worker task per active chat (session key) takes its
 //! queue — at most [`QUEUE`] waiting, the rest refused with a visible reply — and ends as soon as
 //! its queue is empty, so memory follows the chats that are talking, not every chat ever seen.
-//! `/stop`, `/approve` and `/deny` act at once instead of waiting their turn.
+//! `/stop`, `/approve` and `/deny` act at once instead of waiting their turn. At most
+//! [`MAX_RUNNING`] chats' messages are answered at once, across every platform; the others
+//! wait their turn in order, so a burst from many chats costs the memory of that many turns,
+//! not of one per chat.
 
 use std::{collections::HashMap, sync::Arc};
 
@@ -12,13 +15,25 @@ use crate::store::{self, InboundRow, inbound_state};
 
 /// Messages waiting per chat.
 pub const QUEUE: usize = 32;
+/// Chats answered at once (each holds a turn: its prompt, its model stream, its tools).
+pub const MAX_RUNNING: usize = 16;
 /// Marks an attachment line in a stored message (`kind:file_id:name`), fetched when it runs.
 pub const ATTACHMENT_MARK: &str = "\u{1}attachment:";
 
 /// The workers of the active chats.
-#[derive(Default)]
 pub struct Chats {
     workers: std::sync::Mutex<HashMap<String, mpsc::Sender<InboundRow>>>,
+    /// One permit per answer under way (a fair semaphore: waiting chats go in order).
+    running: Arc<tokio::sync::Semaphore>,
+}
+
+impl Default for Chats {
+    fn default() -> Self {
+        Self {
+            workers: std::sync::Mutex::default(),
+            running: Arc::new(tokio::sync::Semaphore::new(MAX_RUNNING)),
+        }
+    }
 }
 
 impl Chats {
@@ -177,7 +192,16 @@ async fn work(
         if super::commands::is_command(&row.text) {
             super::commands::run(&gateway, &link, &row).await;
         } else {
+            let running = Arc::clone(&gateway.chats.running);
+            let permit = tokio::select! {
+                () = gateway.shutdown.cancelled() => {
+                    gateway.chats.lock().remove(&key);
+                    return;
+                }
+                permit = running.acquire_owned() => permit,
+            };
             super::reply::answer(&gateway, &link, row).await;
+            drop(permit);
         }
     }
 }

@@ -64,7 +64,12 @@ async fn open(url: &str) -> Result<Socket, String> {
     } else {
         Either::Right(tcp)
     };
+    // A chat platform's socket carries small JSON frames: small buffers (tungstenite's 128 KiB
+    // read buffer is allocated up front, per socket), and a bound on what waits to be written.
     let config = WebSocketConfig::default()
+        .read_buffer_size(8 * 1024)
+        .write_buffer_size(8 * 1024)
+        .max_write_buffer_size(MAX_MESSAGE)
         .max_message_size(Some(MAX_MESSAGE))
         .max_frame_size(Some(MAX_MESSAGE));
     let (socket, _) = tokio_tungstenite::client_async_with_config(request, stream, Some(config))
