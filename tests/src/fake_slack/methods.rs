@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use super::{
     payloads,
-    state::{Fault, File, Message, Shared, World},
+    state::{Fault, File, Message, Shared, Upload, World},
     web::plain,
 };
 
@@ -292,12 +292,22 @@ fn complete_upload(world: &mut World, team: &str, params: &Value) -> Outcome {
     Ok(json!({"files": done}))
 }
 
-/// `POST /upload/{file_id}`: the bytes of a file announced by `files.getUploadURLExternal`.
+/// `POST /upload/{file_id}`: the bytes of a file announced by `files.getUploadURLExternal`;
+/// every POST is recorded as an [`Upload`].
 pub fn upload(shared: &Shared, file_id: &str, body: Bytes) -> Response {
     let found = shared.write(|world| {
-        let file = world.files.iter_mut().find(|f| f.id == file_id)?;
-        file.bytes = Some(body.clone());
-        Some(body.len())
+        let file = world.files.iter_mut().find(|f| f.id == file_id);
+        let known = file.is_some();
+        if let Some(file) = file {
+            file.bytes = Some(body.clone());
+        }
+        world.uploads.push(Upload {
+            file_id: file_id.to_owned(),
+            bytes: body.clone(),
+            after_calls: world.calls.len(),
+            known,
+        });
+        known.then_some(body.len())
     });
     match found {
         Some(n) => plain(StatusCode::OK, &format!("OK - {n}")),

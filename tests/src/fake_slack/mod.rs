@@ -27,7 +27,7 @@ mod selftest;
 pub use http::{Answer, Signing};
 pub use payloads::channel_type;
 pub use push::{Pushed, UserMessage};
-pub use state::{Call, Envelope, Ephemeral, Fault, File, Message, Team};
+pub use state::{Call, Envelope, Ephemeral, Fault, File, Message, Team, Upload};
 
 use std::sync::Arc;
 

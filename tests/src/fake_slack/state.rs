@@ -1,8 +1,8 @@
 //! The fake's state: the workspaces (each with its bot token and bot user), the app token, the
 //! users, every message (the test's users' and the bot's, with their edit history), the files,
-//! the Web API calls, queued faults, and the Socket Mode envelopes with their delivery and ack
-//! state, behind one lock, with a change counter bumped after every write that the socket
-//! connections and the test's waiters watch.
+//! the Web API calls, the POSTs of bytes to upload URLs, queued faults, and the Socket Mode
+//! envelopes with their delivery and ack state, behind one lock, with a change counter bumped
+//! after every write that the socket connections and the test's waiters watch.
 
 use std::{
     collections::{HashMap, VecDeque},
@@ -98,6 +98,19 @@ pub struct File {
     pub announced: u64,
 }
 
+/// A POST of bytes to an upload URL `files.getUploadURLExternal` handed out (the middle step of
+/// Slack's upload flow, which is no Web API method and so no [`Call`]).
+#[derive(Debug, Clone)]
+pub struct Upload {
+    /// The file id in the URL.
+    pub file_id: String,
+    pub bytes: Bytes,
+    /// How many Web API calls had arrived before it: its place among them.
+    pub after_calls: usize,
+    /// Whether the URL named a file the fake knows (otherwise it was answered 404).
+    pub known: bool,
+}
+
 /// An ephemeral message (`chat.postEphemeral`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ephemeral {
@@ -130,6 +143,7 @@ pub struct World {
     pub ephemerals: Vec<Ephemeral>,
     pub files: Vec<File>,
     pub calls: Vec<Call>,
+    pub uploads: Vec<Upload>,
     pub faults: HashMap<String, VecDeque<Fault>>,
     pub envelopes: Vec<Envelope>,
     pub links: Vec<Link>,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::{
     FakeSlack,
-    state::{Call, Envelope, Ephemeral, File, Message},
+    state::{Call, Envelope, Ephemeral, File, Message, Upload},
 };
 
 impl FakeSlack {
@@ -77,6 +77,17 @@ impl FakeSlack {
                 .cloned()
                 .collect()
         })
+    }
+
+    /// Every file: those the bot announced with `files.getUploadURLExternal` (with the bytes
+    /// POSTed for it, if any, and where it was shared, if it was) and those the test attached.
+    pub fn files(&self) -> Vec<File> {
+        self.shared.read(|world| world.files.clone())
+    }
+
+    /// Every POST of bytes to an upload URL, in order, with its place among the Web API calls.
+    pub fn uploads(&self) -> Vec<Upload> {
+        self.shared.read(|world| world.uploads.clone())
     }
 
     /// One line per call: method, status, parameters.
