@@ -1,7 +1,9 @@
 //! Discord end to end: the real daemon, the fake model server and the fake Discord (REST and
 //! Gateway). An allowed user gets one streamed, edited answer; a stranger gets a pairing code
 //! in a DM (nothing with an allowlist); a guild channel needs a mention unless it is a
-//! free-response channel; a thread's answer stays in the thread; an approval is answered by a
+//! free-response channel (a mention is answered in a thread opened on it, as Hermes' default
+//! `auto_thread` does; a free-response channel is answered in place); a thread's answer stays
+//! in the thread; an approval is answered by a
 //! button; a zombie connection is noticed and resumed with nothing lost or doubled; a SIGKILL
 //! mid-stream leaves one notice; a 429 is waited out; 4004 is fatal.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests fail by panicking
@@ -185,13 +187,14 @@ async fn a_channel_needs_a_mention_unless_it_is_free_response() {
     let bot = discord.bot();
 
     discord.push(&Post::new(&general, &ann(), "just chatting"));
-    discord.push(&Post::new(
+    let asked = discord.push(&Post::new(
         &general,
         &ann(),
         &format!("{} what now?", bot.mention()),
     ));
+    // Answered in the thread opened on the mention (its id is the message's).
     discord
-        .wait_message(&general, |t| t == "mentioned", WAIT)
+        .wait_message(&asked, |t| t == "mentioned", WAIT)
         .await;
     let first = llm.requests()[0].body["messages"].clone();
     let text = first.to_string();
@@ -208,7 +211,20 @@ async fn a_channel_needs_a_mention_unless_it_is_free_response() {
     discord.push(&Post::new(&lounge, &ann(), "anyone?"));
     discord.wait_message(&lounge, |t| t == "free", WAIT).await;
     assert_eq!(llm.requests().len(), 2);
-    assert_eq!(discord.messages(&general).len(), 1);
+    assert!(
+        discord.messages(&general).is_empty(),
+        "nothing in the channel"
+    );
+    let opened = discord.opened_threads();
+    assert_eq!(
+        opened.len(),
+        1,
+        "none in the free-response channel: {opened:?}"
+    );
+    assert_eq!(
+        (opened[0].id.as_str(), opened[0].parent_id.as_str()),
+        (asked.as_str(), general.as_str())
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -19,10 +19,10 @@ pub fn adapter(
             .telegram
             .clone()
             .map(|s| Arc::new(telegram::Telegram::new(s, client)) as Arc<dyn Adapter>),
-        "discord" => settings
-            .discord
-            .clone()
-            .map(|s| Arc::new(discord::Discord::new(s, client)) as Arc<dyn Adapter>),
+        "discord" => settings.discord.clone().map(|s| {
+            let free = settings.rules("discord").groups.free_response_chats.clone();
+            Arc::new(discord::Discord::new(s, client).with_free_response(free)) as Arc<dyn Adapter>
+        }),
         "slack" => settings
             .slack
             .clone()

@@ -1,6 +1,6 @@
 //! A fake Discord for end-to-end tests: the REST API under `/api/v10` (`rest.rs`, `routes.rs`:
-//! the Gateway's URL, the bot, channels, messages, typing, application commands, interaction
-//! callbacks and followups, with rate-limit headers and scriptable 429s), a CDN for attachments,
+//! the Gateway's URL, the bot, channels, messages, threads opened on messages, typing,
+//! application commands, interaction callbacks and followups, with rate-limit headers and scriptable 429s), a CDN for attachments,
 //! and the Gateway websocket (`gateway.rs`: hello, identify, ready, heartbeat ACKs, resume with
 //! replay, invalid session, reconnect, close codes). The test makes guilds, channels, threads
 //! and DMs, has users write, press buttons and run commands (`push.rs`), throws the Gateway's
@@ -24,7 +24,7 @@ mod tests;
 
 pub use push::Post;
 pub use routes::MAX_CONTENT;
-pub use types::{Call, Fault, GatewayStats, InteractionAnswer, SentMessage, User};
+pub use types::{Call, Fault, GatewayStats, InteractionAnswer, OpenedThread, SentMessage, User};
 pub use view::View;
 
 use std::{net::SocketAddr, sync::Arc};

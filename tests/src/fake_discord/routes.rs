@@ -1,7 +1,8 @@
 //! The REST routes the fake knows, with Discord's answers and error codes: the Gateway's URL,
 //! the bot's user, channels, creating (JSON or multipart with `payload_json` and `files[n]`),
 //! editing and deleting messages (content at most 2,000 characters, never empty; only the
-//! bot's own edited), typing, application commands (global or per guild), interaction callbacks
+//! bot's own edited), a public thread opened on a message (its id the message's; a name of 1
+//! to 100 characters; one thread per message; `THREAD_CREATE` dispatched), typing, application commands (global or per guild), interaction callbacks
 //! (one per interaction) and followups. The bot's own messages come back to it over the Gateway
 //! as `MESSAGE_CREATE`, as on Discord.
 
@@ -10,7 +11,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use super::{
-    InteractionAnswer, SentMessage,
+    InteractionAnswer, OpenedThread, SentMessage,
     rest::{Answer, Parsed},
     state::{World, buttons_of},
 };
@@ -52,6 +53,9 @@ pub(super) fn answer(
         },
         ("POST", ["channels", id, "messages"]) => create(world, id, body),
         ("PATCH", ["channels", channel, "messages", id]) => edit(world, channel, id, &body.json),
+        ("POST", ["channels", channel, "messages", id, "threads"]) => {
+            open_thread(world, channel, id, &body.json)
+        }
         ("DELETE", ["channels", channel, "messages", id]) => {
             match world
                 .messages
@@ -172,6 +176,63 @@ fn edit(world: &mut World, channel: &str, id: &str, body: &Value) -> Answer {
     let mentions = world.mentioned(&message.content);
     let json = world.message_json(&message, &bot, mentions);
     world.dispatch("MESSAGE_UPDATE", json.clone());
+    Answer::ok(json)
+}
+
+/// A public thread on the message `id` of `channel`, as Discord opens one: the thread's id is
+/// the message's.
+fn open_thread(world: &mut World, channel: &str, id: &str, body: &Value) -> Answer {
+    let Some(parent) = world.channels.get(channel).cloned() else {
+        return unknown_channel();
+    };
+    if parent.kind != 0 {
+        return Answer::error(400, 50024, "Cannot execute action on this channel type");
+    }
+    if !world
+        .messages
+        .iter()
+        .any(|m| m.id == id && m.channel_id == channel && !m.deleted)
+    {
+        return Answer::error(404, 10008, "Unknown Message");
+    }
+    if world.channels.contains_key(id) {
+        return Answer::error(
+            400,
+            160004,
+            "A thread has already been created for this message",
+        );
+    }
+    let name = body["name"].as_str().unwrap_or_default();
+    let length = name.chars().count();
+    let archive = body["auto_archive_duration"].as_u64();
+    let archive_ok = body.get("auto_archive_duration").is_none()
+        || archive.is_some_and(|m| [60, 1440, 4320, 10080].contains(&m));
+    if length == 0 || length > 100 || name.contains('\n') || !archive_ok {
+        return Answer::error(400, 50035, "Invalid Form Body");
+    }
+    let thread = super::state::Channel {
+        id: id.to_string(),
+        kind: 11,
+        guild_id: parent.guild_id.clone(),
+        parent_id: channel.to_string(),
+        name: name.to_string(),
+        recipient: None,
+    };
+    let mut json = thread.json();
+    json["owner_id"] = json!(world.bot.id);
+    json["thread_metadata"] = json!({"archived": false,
+        "auto_archive_duration": archive.unwrap_or(4320), "locked": false});
+    world.channels.insert(id.to_string(), thread);
+    world.opened_threads.push(OpenedThread {
+        id: id.to_string(),
+        parent_id: channel.to_string(),
+        message_id: id.to_string(),
+        name: name.to_string(),
+        auto_archive_duration: archive,
+    });
+    let mut created = json.clone();
+    created["newly_created"] = json!(true);
+    world.dispatch("THREAD_CREATE", created);
     Answer::ok(json)
 }
 

@@ -1,5 +1,5 @@
-//! The fake's state: one bot's world (its tokens and user, guilds, channels and threads, every
-//! message, the Gateway session with its numbered events, interactions and their answers,
+//! The fake's state: one bot's world (its tokens and user, guilds, channels and threads (and
+//! which the bot opened on a message), every message, the Gateway session with its numbered events, interactions and their answers,
 //! registered commands, files, calls, queued faults and rate-limit blocks) behind one lock, and
 //! a change counter bumped after every write, which Gateway connections and waiters watch.
 
@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use super::{Call, Fault, GatewayStats, InteractionAnswer, SentMessage, User};
+use super::{Call, Fault, GatewayStats, InteractionAnswer, OpenedThread, SentMessage, User};
 
 /// The state shared by the servers and every handle.
 pub(super) struct Shared {
@@ -133,6 +133,8 @@ pub(super) struct World {
     pub(super) users: Vec<User>,
     pub(super) channels: BTreeMap<String, Channel>,
     pub(super) messages: Vec<SentMessage>,
+    /// Threads the bot opened on messages, in order.
+    pub(super) opened_threads: Vec<OpenedThread>,
     pub(super) calls: Vec<Call>,
     pub(super) faults: Vec<(String, String, Fault)>,
     /// Buckets blocked after a 429, and the global block.
@@ -162,6 +164,7 @@ impl World {
             users: Vec::new(),
             channels: BTreeMap::new(),
             messages: Vec::new(),
+            opened_threads: Vec::new(),
             calls: Vec::new(),
             faults: Vec::new(),
             blocked: HashMap::new(),

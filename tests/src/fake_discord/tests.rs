@@ -1,7 +1,7 @@
 //! Self-checks of the fake against Discord's documented behaviour, with a bare websocket and
 //! HTTP client: the Gateway's hello / identify / ready / heartbeat ACK / resume with replay /
 //! 4004, and REST's rate-limit headers, scripted 429s and the count of requests that ignore
-//! them.
+//! them; a thread opened on a message.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
@@ -172,4 +172,69 @@ async fn rest_answers_with_rate_limit_headers_and_a_scripted_429_blocks_its_buck
         .unwrap();
     assert_eq!(unauthorized.status().as_u16(), 401);
     assert_eq!(discord.messages(&dm).len(), 1);
+}
+
+#[tokio::test]
+async fn a_thread_opened_on_a_message_takes_its_id_and_is_announced() {
+    let discord = FakeDiscord::start().await;
+    let guild = discord.guild("Friends");
+    let general = discord.channel(&guild, "general");
+    let mut socket = open(&discord).await;
+    next(&mut socket).await.unwrap();
+    send(
+        &mut socket,
+        json!({"op": 2, "d": {"token": DEFAULT_TOKEN, "intents": 37377}}),
+    )
+    .await;
+    until(&mut socket, "READY").await;
+    let ann = User::new("42", "Ann");
+    let message = discord.push(&Post::new(&general, &ann, "plan the trip"));
+    let client = hermesd::llm::HttpClient::new(Duration::from_secs(5)).unwrap();
+    let open_on = |channel: &str, id: &str, body: Value| {
+        client
+            .post(format!(
+                "{}/channels/{channel}/messages/{id}/threads",
+                discord.api_base()
+            ))
+            .header("authorization", &format!("Bot {DEFAULT_TOKEN}"))
+            .json(&body)
+            .send()
+    };
+    let empty = open_on(&general, &message, json!({"name": ""}))
+        .await
+        .unwrap();
+    assert_eq!(empty.status().as_u16(), 400, "a name is needed");
+    let made = open_on(
+        &general,
+        &message,
+        json!({"name": "plan the trip", "auto_archive_duration": 1440}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(made.status().as_u16(), 200);
+    let thread: Value = serde_json::from_str(&made.text().await.unwrap()).unwrap();
+    assert_eq!(
+        (&thread["id"], &thread["type"], &thread["parent_id"]),
+        (&json!(message), &json!(11), &json!(general))
+    );
+    let created = until(&mut socket, "THREAD_CREATE").await;
+    assert_eq!(created["d"]["id"], json!(message));
+    let again = open_on(&general, &message, json!({"name": "again"}))
+        .await
+        .unwrap();
+    assert!(again.text().await.unwrap().contains("160004"));
+    let in_thread = open_on(&message, &message, json!({"name": "x"}))
+        .await
+        .unwrap();
+    assert_eq!(in_thread.status().as_u16(), 400, "not in a thread");
+    let opened = discord.opened_threads();
+    assert_eq!(opened.len(), 1);
+    assert_eq!(
+        (opened[0].name.as_str(), opened[0].auto_archive_duration),
+        ("plan the trip", Some(1440))
+    );
+    assert_eq!(
+        discord.view(|v| v.thread_on(&message)),
+        Some(opened[0].clone())
+    );
 }

@@ -92,6 +92,18 @@ impl SentMessage {
     }
 }
 
+/// A thread the bot opened on a message (`POST /channels/{c}/messages/{m}/threads`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenedThread {
+    /// The thread's id: the message's, as on Discord.
+    pub id: String,
+    pub parent_id: String,
+    pub message_id: String,
+    pub name: String,
+    /// The `auto_archive_duration` asked for, in minutes.
+    pub auto_archive_duration: Option<u64>,
+}
+
 /// What the bot answered an interaction.
 #[derive(Debug, Clone)]
 pub struct InteractionAnswer {

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{Call, FakeDiscord, GatewayStats, InteractionAnswer, SentMessage, state::World};
+use super::{
+    Call, FakeDiscord, GatewayStats, InteractionAnswer, OpenedThread, SentMessage, state::World,
+};
 
 /// A look at the fake's state.
 pub struct View<'a>(&'a World);
@@ -27,6 +29,20 @@ impl View<'_> {
     pub fn file(&self, message_id: &str, name: &str) -> Option<Vec<u8>> {
         let key = format!("{message_id}-{name}");
         self.0.files.get(&key).map(|(bytes, _)| bytes.to_vec())
+    }
+
+    /// The threads the bot opened on messages, oldest first.
+    pub fn opened_threads(&self) -> Vec<OpenedThread> {
+        self.0.opened_threads.clone()
+    }
+
+    /// The thread the bot opened on the message `message_id`.
+    pub fn thread_on(&self, message_id: &str) -> Option<OpenedThread> {
+        self.0
+            .opened_threads
+            .iter()
+            .find(|t| t.message_id == message_id)
+            .cloned()
     }
 
     /// Every REST call so far.
@@ -89,6 +105,10 @@ impl FakeDiscord {
 
     pub fn calls_to(&self, method: &str, path: &str) -> Vec<Call> {
         self.view(|v| v.calls_to(method, path))
+    }
+
+    pub fn opened_threads(&self) -> Vec<OpenedThread> {
+        self.view(|v| v.opened_threads())
     }
 
     pub fn gateway(&self) -> GatewayStats {

@@ -11,6 +11,9 @@ use serde_json::Value;
 
 use crate::gateway::adapter::{Addressing, Attachment, ButtonPress, ChatKind, ChatRef, Inbound};
 
+/// A message's `type` when it replies to another.
+pub const REPLY: u64 = 19;
+
 /// A message's `flags` bit for a voice message.
 const IS_VOICE_MESSAGE: u64 = 1 << 13;
 

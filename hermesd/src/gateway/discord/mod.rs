@@ -3,7 +3,8 @@
 //! turns dispatches into inbound updates, `convert.rs` reads them, `channels.rs` knows which
 //! channel is a thread of which) and the REST API for what goes out (`rest.rs`, within the
 //! rate-limit buckets of `limits.rs`): messages with Markdown as is and buttons, edits, typing, files,
-//! interaction answers, uploads, downloads and the application commands (`outgoing.rs`).
+//! interaction answers, uploads, downloads and the application commands (`outgoing.rs`), and
+//! the threads Hermes opens on the messages it answers in a channel (`threads.rs`).
 
 mod channels;
 mod connection;
@@ -13,6 +14,7 @@ mod outgoing;
 mod protocol;
 mod rest;
 mod session;
+mod threads;
 
 use std::{sync::Arc, time::Duration};
 
@@ -26,6 +28,7 @@ use self::{
     convert::Me,
     rest::{Body, Rest, Verb},
     session::Session,
+    threads::Replies,
 };
 use super::adapter::{Adapter, Attachment, Capabilities, ChatRef, Outgoing, PlatformError};
 use crate::{config::settings::DiscordSettings, llm::HttpClient};
@@ -60,6 +63,10 @@ pub struct Discord {
     written: std::sync::Mutex<std::collections::HashSet<String>>,
     /// The application commands last registered (not sent again while they stay the same).
     registered: std::sync::Mutex<Option<serde_json::Value>>,
+    /// Recent messages that are replies (answered without a thread of their own); bounded.
+    replies: std::sync::Mutex<Replies>,
+    /// The free-response channels (answered without a thread, as in Hermes).
+    free_channels: Vec<String>,
 }
 
 impl std::fmt::Debug for Discord {
@@ -81,7 +88,16 @@ impl Discord {
             channels: std::sync::Mutex::default(),
             written: std::sync::Mutex::default(),
             registered: std::sync::Mutex::default(),
+            replies: std::sync::Mutex::default(),
+            free_channels: Vec::new(),
         }
+    }
+
+    /// The adapter, told the platform's free-response channels (ids, names or `#names`; `*`:
+    /// all), where Hermes opens no threads.
+    pub fn with_free_response(mut self, channels: Vec<String>) -> Self {
+        self.free_channels = channels;
+        self
     }
 
     fn me(&self) -> Me {
@@ -239,6 +255,15 @@ impl Adapter for Discord {
             .call(Verb::Post, &path, Body::None)
             .await
             .map(drop)
+    }
+
+    async fn open_thread(
+        &self,
+        chat: &ChatRef,
+        message_id: &str,
+        text: &str,
+    ) -> Result<Option<String>, PlatformError> {
+        self.auto_thread(chat, message_id, text).await
     }
 
     async fn answer_press(&self, press_id: &str, note: &str) -> Result<(), PlatformError> {

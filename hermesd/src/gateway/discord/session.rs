@@ -188,6 +188,12 @@ impl Discord {
                 let Some((channel, guild)) = convert::wanted_message(&dispatch.data, &me) else {
                     return;
                 };
+                if data["type"].as_u64() == Some(convert::REPLY) {
+                    // Answered where it was written: no thread of its own (as in Hermes).
+                    if let Some(id) = data["id"].as_str() {
+                        self.note_reply(id);
+                    }
+                }
                 let author = &dispatch.data["author"];
                 let dm_name = author["global_name"]
                     .as_str()
