@@ -33,6 +33,9 @@ use std::sync::Arc;
 pub use server::{Listener, ServeError};
 pub use state::DaemonState;
 
+/// How long after start-up's release the daemon releases unused memory once more.
+const SETTLED_RELEASE_AFTER: std::time::Duration = std::time::Duration::from_secs(20);
+
 /// Serve `state` on `listener` until `state.shutdown` is cancelled (signal, Shutdown RPC, or the
 /// caller), then drain. Tells systemd READY once the socket answers.
 pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), ServeError> {
@@ -61,6 +64,12 @@ pub async fn run(state: Arc<DaemonState>, listener: Listener) -> Result<(), Serv
         settling.settled(std::time::Duration::from_secs(20)).await;
         if let Ok(released) = tokio::task::spawn_blocking(residency::release_unused_memory).await {
             tracing::debug!(?released, "start-up memory released");
+        }
+        // The platforms' first batches and handshakes (a Gateway's READY, command registration,
+        // recovery) run once more after that: their pages go back once the daemon settled.
+        tokio::time::sleep(SETTLED_RELEASE_AFTER).await;
+        if let Ok(released) = tokio::task::spawn_blocking(residency::release_unused_memory).await {
+            tracing::debug!(?released, "settled: unused memory released");
         }
     });
     tokio::spawn(agent::evict_idle_sessions(Arc::clone(&state.runner)));

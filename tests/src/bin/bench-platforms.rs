@@ -2,7 +2,9 @@
 //! its fake on loopback, with the fake model: the daemon's idle RSS with all three connected;
 //! per platform, the delay from an inbound direct message to the first outbound message of its
 //! answer and to the first edit of it (median and p95); and per platform, 1,000 messages across
-//! 100 chats answered once each, with the daemon's peak RSS during that load.
+//! 100 chats answered once each, with the daemon's peak RSS during that load (each load starts
+//! once the sessions before it were evicted and their memory released). With `BENCH_SMAPS` set,
+//! the idle daemon's largest mappings go to stderr.
 //!
 //! `cargo build --release -p hermesd -p hermesctl --bins && cargo build --release -p hermes-tests
 //! --bin bench-platforms && target/release/bench-platforms [SCALE]`. SCALE 1 (the default) is
@@ -64,8 +66,40 @@ fn mib(value: f64) -> String {
 }
 
 fn log_says(home: &TestHome, line: &str) -> bool {
+    log_count(home, line) > 0
+}
+
+fn log_count(home: &TestHome, line: &str) -> usize {
     std::fs::read_to_string(home.path().join("logs/hermesd.log"))
-        .is_ok_and(|log| log.contains(line))
+        .map(|log| log.matches(line).count())
+        .unwrap_or(0)
+}
+
+/// Waits until no live session is left and the daemon logged that it released the memory of
+/// the work before (`hermesctl status` paces the first wait, Telegram's polls the second).
+async fn wait_released(home: &TestHome, fakes: &Fakes) {
+    const RELEASED: &str = "no live session left: unused memory released";
+    let before = log_count(home, RELEASED);
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let status = home.ctl_async(&["status", "--json"]).await.json();
+        if status["live_sessions"] == 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "live sessions never evicted: {status}");
+    }
+    let mut changes = fakes.telegram.changes();
+    tokio::time::timeout(WAIT, async {
+        loop {
+            changes.borrow_and_update();
+            if log_count(home, RELEASED) > before {
+                return;
+            }
+            changes.changed().await.expect("the fake Bot API runs");
+        }
+    })
+    .await
+    .expect("the daemon logs that it released unused memory after the last eviction");
 }
 
 /// The three fakes.
@@ -270,6 +304,30 @@ impl Platform {
     }
 }
 
+/// With `BENCH_SMAPS` set: the idle daemon's largest resident mappings, on stderr (where its
+/// idle memory is).
+fn print_largest_mappings(pid: &str) {
+    let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap_or_default();
+    let mut mappings: Vec<(u64, String)> = Vec::new();
+    let mut name = String::new();
+    for line in smaps.lines() {
+        if let Some(kib) = line.strip_prefix("Rss:") {
+            let kib: u64 = kib.trim().trim_end_matches("kB").trim().parse().unwrap_or(0);
+            mappings.push((kib, name.clone()));
+        } else if line.split_whitespace().next().is_some_and(|f| f.contains('-')) {
+            name = line.split_whitespace().skip(5).collect::<Vec<_>>().join(" ");
+            let range = line.split_whitespace().next().unwrap_or_default().to_string();
+            if name.is_empty() {
+                name = format!("[anon {range}]");
+            }
+        }
+    }
+    mappings.sort_by(|a, b| b.0.cmp(&a.0));
+    for (kib, name) in mappings.iter().take(20) {
+        eprintln!("{kib:>8} kB  {name}");
+    }
+}
+
 /// Whether a JSON parameter (a number or a string) is `id`.
 fn param_is(value: &Value, id: &str) -> bool {
     match value {
@@ -346,8 +404,9 @@ async fn main() {
     configure(&home, &llm, &fakes);
     let mut rows = Vec::new();
 
-    // 1. Idle with all three connected, once the daemon said it released its start-up memory
-    //    and two more Telegram polls came (the polls pace the wait).
+    // 1. Idle with all three connected, once the daemon said it released its memory a second
+    //    time after start-up (20 s later) and two more Telegram polls came (the polls pace the
+    //    wait).
     home.ctl_async(&["status"]).await.ok();
     wait_connected(&home).await;
     fakes.discord.wait_ready(WAIT).await;
@@ -355,7 +414,7 @@ async fn main() {
     let released = tokio::time::timeout(WAIT, async {
         loop {
             changes.borrow_and_update();
-            if log_says(&home, "start-up memory released") {
+            if log_says(&home, "settled: unused memory released") {
                 return fakes.telegram.view(|v| v.polls());
             }
             changes.changed().await.expect("the fake Bot API runs");
@@ -365,10 +424,13 @@ async fn main() {
     .expect("the daemon logs that it released its start-up memory");
     fakes.telegram.wait_polls(released + 2, WAIT).await;
     rows.push(value_row(
-        "hermesd idle RSS, Telegram + Discord + Slack connected (start-up memory released)".into(),
+        "hermesd idle RSS, Telegram + Discord + Slack connected (settled, memory released)".into(),
         mib(home.daemon_rss_mib()),
         "< 14 MiB",
     ));
+    if std::env::var_os("BENCH_SMAPS").is_some() {
+        print_largest_mappings(&home.daemon_pid());
+    }
 
     // 2. Latency per platform: one new direct chat per sample, each answer final before the
     //    next push.
@@ -411,6 +473,8 @@ async fn main() {
         for _ in 0..messages {
             llm.push(Reply::text(ANSWER));
         }
+        wait_released(&home, &fakes).await;
+        let before = home.daemon_rss_mib();
         let peak_reset = home.reset_daemon_peak();
         let began = Instant::now();
         for round in 0..scale.per_chat {
@@ -444,7 +508,11 @@ async fn main() {
                     "VmHWM since start"
                 }
             ),
-            mib(home.daemon_status_mib("VmHWM:")),
+            format!(
+                "{} (from {})",
+                mib(home.daemon_status_mib("VmHWM:")),
+                mib(before)
+            ),
             "< 48 MiB",
         ));
     }
