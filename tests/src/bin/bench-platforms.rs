@@ -86,7 +86,10 @@ async fn wait_released(home: &TestHome, fakes: &Fakes) {
         if status["live_sessions"] == 0 {
             break;
         }
-        assert!(Instant::now() < deadline, "live sessions never evicted: {status}");
+        assert!(
+            Instant::now() < deadline,
+            "live sessions never evicted: {status}"
+        );
     }
     let mut changes = fakes.telegram.changes();
     tokio::time::timeout(WAIT, async {
@@ -312,11 +315,28 @@ fn print_largest_mappings(pid: &str) {
     let mut name = String::new();
     for line in smaps.lines() {
         if let Some(kib) = line.strip_prefix("Rss:") {
-            let kib: u64 = kib.trim().trim_end_matches("kB").trim().parse().unwrap_or(0);
+            let kib: u64 = kib
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .unwrap_or(0);
             mappings.push((kib, name.clone()));
-        } else if line.split_whitespace().next().is_some_and(|f| f.contains('-')) {
-            name = line.split_whitespace().skip(5).collect::<Vec<_>>().join(" ");
-            let range = line.split_whitespace().next().unwrap_or_default().to_string();
+        } else if line
+            .split_whitespace()
+            .next()
+            .is_some_and(|f| f.contains('-'))
+        {
+            name = line
+                .split_whitespace()
+                .skip(5)
+                .collect::<Vec<_>>()
+                .join(" ");
+            let range = line
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_string();
             if name.is_empty() {
                 name = format!("[anon {range}]");
             }
