@@ -18,11 +18,11 @@ fn request(text: &str) -> ChatRequest {
     ChatRequest {
         system: "you are a test".into(),
         messages: vec![ChatMessage::user(text)],
-        tools: vec![ToolSchema {
+        tools: vec![std::sync::Arc::new(ToolSchema {
             name: "terminal".into(),
             description: "run a command".into(),
             parameters: serde_json::json!({"type": "object"}),
-        }],
+        })],
         max_tokens: None,
     }
 }

@@ -1,5 +1,7 @@
 //! What goes into a model call and what comes out: messages, tool schemas, stream events, completions.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// The author of a message.
@@ -122,7 +124,8 @@ pub struct ToolSchema {
 pub struct ChatRequest {
     pub system: String,
     pub messages: Vec<ChatMessage>,
-    pub tools: Vec<ToolSchema>,
+    /// Shared with the session's toolbox (and, schema by schema, with every other session).
+    pub tools: Vec<Arc<ToolSchema>>,
     pub max_tokens: Option<u32>,
 }
 

@@ -83,9 +83,34 @@ impl Registry {
     }
 }
 
-fn to_schema(tool: &dyn Tool) -> ToolSchema {
+/// The schemas in use: a toolbox takes the one already shared when its tool's schema is the
+/// same, so sessions (and each request of their turns) hold pointers rather than copies. Weak:
+/// a schema no toolbox holds is dropped, and its entry with it when the next one is added.
+static SHARED_SCHEMAS: std::sync::Mutex<Vec<std::sync::Weak<ToolSchema>>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// `schema`, or the equal one some toolbox already holds.
+fn shared(schema: ToolSchema) -> Arc<ToolSchema> {
+    let mut shared = match SHARED_SCHEMAS.lock() {
+        Ok(shared) => shared,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    if let Some(same) = shared
+        .iter()
+        .filter_map(std::sync::Weak::upgrade)
+        .find(|s| **s == schema)
+    {
+        return same;
+    }
+    shared.retain(|s| s.strong_count() > 0);
+    let schema = Arc::new(schema);
+    shared.push(Arc::downgrade(&schema));
+    schema
+}
+
+fn to_schema(tool: &dyn Tool) -> Arc<ToolSchema> {
     let schema = tool.schema();
-    ToolSchema {
+    shared(ToolSchema {
         name: tool.name().to_string(),
         description: schema
             .get("description")
@@ -96,14 +121,14 @@ fn to_schema(tool: &dyn Tool) -> ToolSchema {
             .get("parameters")
             .cloned()
             .unwrap_or_else(|| json!({"type": "object", "properties": {}})),
-    }
+    })
 }
 
 /// The tools of one session, with their schemas in request order.
 #[derive(Clone)]
 pub struct Toolbox {
     tools: Arc<[Arc<dyn Tool>]>,
-    schemas: Arc<Vec<ToolSchema>>,
+    schemas: Arc<[Arc<ToolSchema>]>,
 }
 
 impl std::fmt::Debug for Toolbox {
@@ -119,11 +144,11 @@ impl Toolbox {
         let schemas = tools.iter().map(|t| to_schema(t.as_ref())).collect();
         Toolbox {
             tools: tools.into(),
-            schemas: Arc::new(schemas),
+            schemas,
         }
     }
 
-    pub fn schemas(&self) -> &[ToolSchema] {
+    pub fn schemas(&self) -> &[Arc<ToolSchema>] {
         &self.schemas
     }
 
@@ -314,5 +339,22 @@ mod tests {
                 "vision_analyze"
             ]
         );
+    }
+
+    /// Two sessions with the same tools hold the same schemas, not two copies; a schema that
+    /// differs is not mistaken for another.
+    #[test]
+    fn toolboxes_share_equal_schemas() {
+        let first = super::Toolbox::of(super::super::builtin_tools());
+        let second = super::Toolbox::of(super::super::builtin_tools());
+        assert!(!first.schemas().is_empty());
+        for (a, b) in first.schemas().iter().zip(second.schemas()) {
+            assert!(std::sync::Arc::ptr_eq(a, b), "{} copied", a.name);
+        }
+        let mut changed = (*first.schemas()[0]).clone();
+        changed.description.push_str(" (changed)");
+        let changed = super::shared(changed);
+        assert!(!std::sync::Arc::ptr_eq(&changed, &first.schemas()[0]));
+        assert!(changed.description.ends_with("(changed)"));
     }
 }

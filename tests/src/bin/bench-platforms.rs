@@ -342,10 +342,40 @@ fn print_largest_mappings(pid: &str) {
             }
         }
     }
-    mappings.sort_by(|a, b| b.0.cmp(&a.0));
-    for (kib, name) in mappings.iter().take(20) {
+    mappings.sort_by_key(|m| std::cmp::Reverse(m.0));
+    for (kib, name) in mappings.iter().take(12) {
         eprintln!("{kib:>8} kB  {name}");
     }
+}
+
+/// With `BENCH_SMAPS` set: samples the daemon's `RssAnon` and `RssFile` every 10 ms until
+/// `stop` is set and prints, on stderr, what they were when the RSS peaked (where the peak is).
+fn sample_peak(
+    pid: String,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let field = |status: &str, name: &str| -> u64 {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+                .unwrap_or(0)
+        };
+        let mut peak = (0, 0, 0);
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            let rss = field(&status, "VmRSS:");
+            if rss > peak.0 {
+                peak = (rss, field(&status, "RssAnon:"), field(&status, "RssFile:"));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        eprintln!(
+            "peak: VmRSS {} kB = anon {} kB + file {} kB",
+            peak.0, peak.1, peak.2
+        );
+    })
 }
 
 /// Whether a JSON parameter (a number or a string) is `id`.
@@ -495,7 +525,15 @@ async fn main() {
         }
         wait_released(&home, &fakes).await;
         let before = home.daemon_rss_mib();
+        if std::env::var_os("BENCH_SMAPS").is_some() {
+            eprintln!("before the {} load ({}):", platform.name(), mib(before));
+            print_largest_mappings(&home.daemon_pid());
+        }
         let peak_reset = home.reset_daemon_peak();
+        let sampling = std::env::var_os("BENCH_SMAPS").map(|_| {
+            let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            (sample_peak(home.daemon_pid(), stop.clone()), stop)
+        });
         let began = Instant::now();
         for round in 0..scale.per_chat {
             for place in &places {
@@ -506,6 +544,12 @@ async fn main() {
             .wait_answers(&fakes, &places, scale.per_chat, ANSWER)
             .await;
         let took = began.elapsed();
+        if let Some((sampler, stop)) = sampling {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            sampler.join().unwrap();
+            eprintln!("{} load over:", platform.name());
+            print_largest_mappings(&home.daemon_pid());
+        }
         let name = platform.name();
         rows.push(value_row(
             format!(

@@ -5,7 +5,7 @@
 //! (emoji ≈ 1.5 tokens). Plain ASCII is therefore ~4 characters per token, as in Hermes, and
 //! 2-byte scripts (Cyrillic, Greek, accented Latin) come out at ~2 characters per token.
 
-use std::io;
+use std::{io, sync::Arc};
 
 use crate::llm::{ChatMessage, ToolSchema};
 
@@ -93,7 +93,7 @@ impl io::Write for UnitCounter {
 /// Estimated tokens of tool schemas as sent: the compact JSON of each function object.
 ///
 /// The schemas rarely change within a session, so a caller may compute this once and reuse it.
-pub fn estimate_tools(tools: &[ToolSchema]) -> u64 {
+pub fn estimate_tools(tools: &[Arc<ToolSchema>]) -> u64 {
     let mut counter = UnitCounter { units: 0 };
     for tool in tools {
         counter.units +=
@@ -105,7 +105,7 @@ pub fn estimate_tools(tools: &[ToolSchema]) -> u64 {
 }
 
 /// Estimated prompt tokens of a whole request: system prompt, tool schemas and messages.
-pub fn estimate_request(system: &str, tools: &[ToolSchema], messages: &[ChatMessage]) -> u64 {
+pub fn estimate_request(system: &str, tools: &[Arc<ToolSchema>], messages: &[ChatMessage]) -> u64 {
     estimate_text(system) + estimate_tools(tools) + estimate_messages(messages)
 }
 

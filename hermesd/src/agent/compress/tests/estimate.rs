@@ -54,11 +54,11 @@ fn estimates_are_monotonic_in_content_and_messages() {
 #[test]
 fn request_estimate_adds_system_and_tool_schemas() {
     let messages = vec![user("hi")];
-    let tool = ToolSchema {
+    let tool = std::sync::Arc::new(ToolSchema {
         name: "read_file".into(),
         description: "Read a text file".into(),
         parameters: serde_json::json!({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}),
-    };
+    });
     let compact = serde_json::to_string(&serde_json::json!({"type":"function","function":{
         "name": tool.name, "description": tool.description, "parameters": tool.parameters}}))
     .unwrap();
