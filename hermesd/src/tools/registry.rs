@@ -83,11 +83,18 @@ impl Registry {
     }
 }
 
-/// The schemas in use: a toolbox takes the one already shared when its tool's schema is the
-/// same, so sessions (and each request of their turns) hold pointers rather than copies. Weak:
-/// a schema no toolbox holds is dropped, and its entry with it when the next one is added.
-static SHARED_SCHEMAS: std::sync::Mutex<Vec<std::sync::Weak<ToolSchema>>> =
-    std::sync::Mutex::new(Vec::new());
+/// The schemas in use, by tool name: a toolbox takes the one already shared when its tool's
+/// schema is the same, so sessions (and each request of their turns) hold pointers rather than
+/// copies. Weak: a schema no toolbox holds is dropped; a name's entry is replaced when its tool's
+/// schema changes (an MCP server's update), and dead entries are swept once the map has doubled.
+#[derive(Default)]
+struct SharedSchemas {
+    by_name: std::collections::HashMap<String, std::sync::Weak<ToolSchema>>,
+    sweep_at: usize,
+}
+
+static SHARED_SCHEMAS: std::sync::LazyLock<std::sync::Mutex<SharedSchemas>> =
+    std::sync::LazyLock::new(Default::default);
 
 /// `schema`, or the equal one some toolbox already holds.
 fn shared(schema: ToolSchema) -> Arc<ToolSchema> {
@@ -96,15 +103,21 @@ fn shared(schema: ToolSchema) -> Arc<ToolSchema> {
         Err(poisoned) => poisoned.into_inner(),
     };
     if let Some(same) = shared
-        .iter()
-        .filter_map(std::sync::Weak::upgrade)
-        .find(|s| **s == schema)
+        .by_name
+        .get(&schema.name)
+        .and_then(std::sync::Weak::upgrade)
+        .filter(|same| **same == schema)
     {
         return same;
     }
-    shared.retain(|s| s.strong_count() > 0);
+    if shared.by_name.len() >= shared.sweep_at {
+        shared.by_name.retain(|_, s| s.strong_count() > 0);
+        shared.sweep_at = (shared.by_name.len() * 2).max(64);
+    }
     let schema = Arc::new(schema);
-    shared.push(Arc::downgrade(&schema));
+    shared
+        .by_name
+        .insert(schema.name.clone(), Arc::downgrade(&schema));
     schema
 }
 
