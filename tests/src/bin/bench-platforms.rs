@@ -4,7 +4,8 @@
 //! answer and to the first edit of it (median and p95); and per platform, 1,000 messages across
 //! 100 chats answered once each, with the daemon's peak RSS during that load (each load starts
 //! once the sessions before it were evicted and their memory released). With `BENCH_SMAPS` set,
-//! the idle daemon's largest mappings go to stderr.
+//! stderr gets the daemon's largest mappings when idle and before and after each load, and the
+//! anon/file split of each load's peak (sampled every 10 ms): where the memory is.
 //!
 //! `cargo build --release -p hermesd -p hermesctl --bins && cargo build --release -p hermes-tests
 //! --bin bench-platforms && target/release/bench-platforms [SCALE]`. SCALE 1 (the default) is
