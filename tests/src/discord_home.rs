@@ -1,6 +1,6 @@
 //! A test home wired to the fake Discord: a bot token no other test uses (the daemon's lock is
 //! machine-wide, per token), the fake's REST base as `platforms.discord.extra.api_base`, a
-//! 0.3 s edit interval, and a wait on the gateway's state as `hermesctl gateway status --json`
+//! 0.3 s edit interval, a start that waits for the bot to be ready, and a wait on the gateway's state as `hermesctl gateway status --json`
 //! reports it.
 
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -39,6 +39,14 @@ pub fn configure(
     );
     home.write(".env", &format!("DISCORD_BOT_TOKEN={token}\n{env}"));
     token
+}
+
+/// [`configure`], then start the daemon and wait until the bot is connected and its commands
+/// registered.
+pub async fn start(home: &TestHome, llm: &FakeLlm, discord: &FakeDiscord, extra: &str, env: &str) {
+    configure(home, llm, discord, extra, env);
+    home.ctl_async(&["status"]).await.ok();
+    discord.wait_ready(std::time::Duration::from_secs(30)).await;
 }
 
 /// The `hermesctl gateway status --json` row of `platform` once it is in `state` (the

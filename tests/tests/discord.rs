@@ -25,11 +25,7 @@ fn ann() -> User {
 }
 
 /// A home whose daemon talks to `llm` and `discord`, Ann allowed, with `env` added.
-async fn start(home: &TestHome, llm: &FakeLlm, discord: &FakeDiscord, extra: &str, env: &str) {
-    discord_home::configure(home, llm, discord, extra, env);
-    home.ctl_async(&["status"]).await.ok();
-    discord.wait_ready(WAIT).await;
-}
+use discord_home::start;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_allowed_user_gets_one_streamed_edited_answer_in_a_dm() {

@@ -22,20 +22,7 @@ fn ann() -> User {
 }
 
 async fn start(home: &TestHome, llm: &FakeLlm, discord: &FakeDiscord) {
-    discord_home::configure(home, llm, discord, "", "DISCORD_ALLOWED_USERS=4242\n");
-    home.ctl_async(&["status"]).await.ok();
-    discord.wait_ready(WAIT).await;
-}
-
-/// The user messages of the model's request `n`.
-fn user_texts(llm: &FakeLlm, n: usize) -> Vec<String> {
-    llm.requests()[n].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .filter_map(|m| m["content"].as_str().map(str::to_string))
-        .collect()
+    discord_home::start(home, llm, discord, "", "DISCORD_ALLOWED_USERS=4242\n").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -63,7 +50,7 @@ async fn a_zombie_connection_is_resumed_with_nothing_lost_or_doubled() {
     assert!(gateway.resumes[0].0.starts_with("session-"), "{gateway:?}");
     assert_eq!(llm.requests().len(), 2, "each message once");
     assert_eq!(
-        user_texts(&llm, 1),
+        llm.user_texts(1),
         ["first", "second"],
         "nothing lost or doubled"
     );
@@ -141,7 +128,7 @@ async fn sigkill_mid_stream_leaves_one_notice_and_no_rerun() {
         .count();
     assert_eq!(notices, 1, "{:?}", discord.messages(&dm));
     assert_eq!(llm.requests().len(), 2, "the cut turn was not run again");
-    let users = user_texts(&llm, 1);
+    let users = llm.user_texts(1);
     assert_eq!(
         users.iter().filter(|u| *u == "next").count(),
         1,

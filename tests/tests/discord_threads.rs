@@ -22,9 +22,7 @@ fn ann() -> User {
 
 /// A home whose daemon talks to `llm` and `discord`, with `env` added.
 async fn start(home: &TestHome, llm: &FakeLlm, discord: &FakeDiscord, env: &str) {
-    discord_home::configure(home, llm, discord, "", env);
-    home.ctl_async(&["status"]).await.ok();
-    discord.wait_ready(WAIT).await;
+    discord_home::start(home, llm, discord, "", env).await;
 }
 
 async fn discord_sessions(home: &TestHome) -> Vec<serde_json::Value> {

@@ -35,17 +35,6 @@ async fn start(llm: &FakeLlm, bot: &FakeTelegram) -> TestHome {
     home
 }
 
-/// The user messages of the model's request number `n` (from 0).
-fn user_texts(llm: &FakeLlm, n: usize) -> Vec<String> {
-    llm.chat_requests()[n].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_steered_message_is_taken_by_the_running_turn() {
     let llm = FakeLlm::start(vec![
@@ -67,7 +56,7 @@ async fn a_steered_message_is_taken_by_the_running_turn() {
     bot.push_text(&dm(), &ann(), "/deny");
     bot.wait_message_text(42, |t| t == "kept it, and noted the rest", WAIT)
         .await;
-    let second = user_texts(&llm, 1);
+    let second = llm.user_texts(1);
     assert!(
         second.iter().any(|t| t == "and water the plants"),
         "the running turn took it: {second:?}"
@@ -100,7 +89,7 @@ async fn a_message_steered_too_late_is_answered_in_the_chat() {
         .await;
     bot.wait_message_text(42, |t| t == "the plants are watered", WAIT)
         .await;
-    let second = user_texts(&llm, 1);
+    let second = llm.user_texts(1);
     assert_eq!(
         second.last().map(String::as_str),
         Some("water the plants"),

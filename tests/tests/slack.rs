@@ -18,17 +18,6 @@ use hermes_tests::{
 
 const WAIT: Duration = Duration::from_secs(30);
 
-/// The user texts of the model's `n`th request.
-fn user_texts(llm: &FakeLlm, n: usize) -> Vec<String> {
-    llm.requests()[n].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user")
-        .filter_map(|m| m["content"].as_str().map(str::to_owned))
-        .collect()
-}
-
 /// Waits until every envelope of the message `ts` was acked (the daemon stored it).
 async fn wait_taken(slack: &FakeSlack, ts: &str) {
     slack
@@ -70,7 +59,7 @@ async fn an_allowed_user_gets_one_streamed_answer_in_the_thread_of_their_dm() {
         "a top-level DM is answered in its own thread, as Hermes does"
     );
     assert_eq!(llm.requests().len(), 1);
-    assert_eq!(user_texts(&llm, 0).last().unwrap(), "hi there");
+    assert_eq!(llm.user_texts(0).last().unwrap(), "hi there");
     wait_taken(&slack, &pushed.ts).await;
     // The bot's own post came back as an event and was dropped: still one request.
     slack
@@ -175,7 +164,7 @@ async fn in_a_channel_a_mention_opens_a_thread_whose_replies_need_none() {
         Some(asked.ts.as_str()),
         "answered in a thread"
     );
-    let asked_text = user_texts(&llm, 0).last().unwrap().clone();
+    let asked_text = llm.user_texts(0).last().unwrap().clone();
     assert!(
         asked_text.ends_with("what now?") && !asked_text.contains("<@"),
         "the mention is taken out: {asked_text}"
@@ -196,7 +185,7 @@ async fn in_a_channel_a_mention_opens_a_thread_whose_replies_need_none() {
         Some(asked.ts.as_str()),
         "the reply stays in the thread"
     );
-    let texts = user_texts(&llm, 1);
+    let texts = llm.user_texts(1);
     assert!(
         texts.iter().any(|t| t.contains("what now?")),
         "one conversation per thread: {texts:?}"

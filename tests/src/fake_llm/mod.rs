@@ -208,6 +208,17 @@ impl FakeLlm {
             .collect()
     }
 
+    /// The text of each user message in model call `n` (from 0, as `chat_requests`).
+    pub fn user_texts(&self, n: usize) -> Vec<String> {
+        self.chat_requests()[n].body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["role"] == "user")
+            .filter_map(|m| m["content"].as_str().map(str::to_string))
+            .collect()
+    }
+
     /// Waits until at least `n` requests (as `requests`) arrived or `timeout` passed; returns
     /// them.
     pub async fn wait_for_requests(&self, n: usize, timeout: Duration) -> Vec<RecordedRequest> {
