@@ -1,10 +1,12 @@
 //! What of the daemon stays in memory once it has started: start-up runs code spread over the
 //! whole binary (configuration, migrations, the policy's rule compilers, the server's set-up),
-//! and the kernel maps it in 64 KiB fault-around blocks, so an idle daemon holds about 6 MiB of
-//! code of which it runs about 3 MiB again. Once serving, the daemon hands back the clean pages
-//! of its read-only file mappings (`MADV_PAGEOUT`: what it runs next is paged in again, as the
-//! kernel would do after reclaiming them under pressure) and the free memory of its heaps
-//! (`malloc_trim`). The same happens when a burst of work is over and every live session has
+//! and the kernel reads it in 128 KiB read-ahead and maps it in 64 KiB fault-around blocks, so an
+//! idle daemon held about 6 MiB of code for the few hundred pages its timers, polls and
+//! heartbeats run. Once serving, the daemon hands back the clean pages of its read-only file
+//! mappings (`MADV_PAGEOUT`: what it runs next is paged in again, as the kernel would do after
+//! reclaiming them under pressure) and marks them `MADV_RANDOM`, so that what it runs next is
+//! read and mapped a page at a time — a page it touches brings in that page, not the 64 KiB
+//! around it — and the free memory of its heaps (`malloc_trim`). The same happens when a burst of work is over and every live session has
 //! been evicted: the code the burst ran, and the heap it freed, go back.
 #![allow(unsafe_code)] // `madvise`, `malloc_trim` and `mallopt` calls; see the SAFETY notes
 
@@ -64,9 +66,13 @@ fn page_out(start: usize, length: usize) -> bool {
         return false;
     };
     // SAFETY: the range is one whole read-only mapping of a file, as the kernel lists it for this
-    // process. Paging out clean file pages changes no content and no protection: the next access
-    // reads the same bytes from the page cache or the file, so no reference into it is affected.
-    unsafe { madvise(start, length, MmapAdvise::MADV_PAGEOUT) }.is_ok()
+    // process. Access-pattern advice and paging out clean file pages change no content and no
+    // protection: the next access reads the same bytes from the page cache or the file, so no
+    // reference into it is affected.
+    unsafe {
+        let _ = madvise(start, length, MmapAdvise::MADV_RANDOM);
+        madvise(start, length, MmapAdvise::MADV_PAGEOUT).is_ok()
+    }
 }
 
 /// `(start, length)` of a `/proc/self/maps` line that maps a file without write access.
