@@ -2,6 +2,7 @@
 //! serves a prepared daemon on a listener until it is told to stop.
 
 pub mod agent;
+pub mod auth;
 pub mod browser;
 pub mod cli;
 pub mod config;

@@ -13,6 +13,7 @@ pub mod image_prep;
 mod metadata;
 mod openai;
 mod provider;
+pub mod providers;
 mod settings;
 mod sse;
 mod text_tools;
