@@ -151,6 +151,8 @@ impl DaemonState {
             notices.push("daemon.socket changes take effect when hermesd restarts".into());
         }
         self.runner.tool_services.apply_config(&config.settings);
+        let strategies = crate::auth::strategies(&config.settings.llm);
+        self.runner.credentials.reload(&config.env, &strategies);
         install_masker(&self.runner.tool_services, &config);
         self.cron.control.apply(config.settings.cron.clone());
         if let Some(mcp) = self.runner.tool_services.mcp()

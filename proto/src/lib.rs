@@ -20,7 +20,7 @@ pub mod hermes {
 pub use hermes::v1 as pb;
 
 /// Version of the wire protocol. Bump on every change to the attach/event messages or RPC semantics.
-pub const PROTOCOL_VERSION: u32 = 9;
+pub const PROTOCOL_VERSION: u32 = 10;
 
 /// Version of this build (all crates of the workspace share it).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -32,7 +32,7 @@ pub async fn chain(state: &Arc<TurnRunner>, task: AuxiliaryTask) -> Result<Chain
     let config = state.config();
     let client = state.http_client().await.map_err(AuxError::Setup)?;
     let llm_section = &config.settings.llm;
-    let mut chain = llm::chain_from_config(llm_section, &config.env, client)
+    let mut chain = llm::chain_from_config(llm_section, &config.env, client, &state.credentials)
         .await
         .map_err(|e| AuxError::Setup(e.to_string()))?;
     // Images go only to models that take them: the main chain backs the vision model up only

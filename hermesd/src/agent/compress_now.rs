@@ -54,7 +54,7 @@ pub async fn compress_conversation(
             .collect();
         let config = state.config();
         let client = state.http_client().await.map_err(CompressError::Setup)?;
-        let chain = llm::chain_from_config(&config.settings.llm, &config.env, client)
+        let chain = llm::chain_from_config(&config.settings.llm, &config.env, client, &state.credentials)
             .await
             .map_err(|e| CompressError::Setup(e.to_string()))?;
         let context_length = match chain.endpoints.first() {

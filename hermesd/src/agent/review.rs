@@ -115,9 +115,14 @@ pub fn after_turn(
 async fn review(state: &Arc<TurnRunner>, parent: &SessionRow, focus: Focus) -> Result<(), String> {
     let config = state.config();
     let client = state.http_client().await.map_err(|e| e.to_string())?;
-    let chain = llm::chain_from_config(&config.settings.llm, &config.env, client)
-        .await
-        .map_err(|e| e.to_string())?;
+    let chain = llm::chain_from_config(
+        &config.settings.llm,
+        &config.env,
+        client,
+        &state.credentials,
+    )
+    .await
+    .map_err(|e| e.to_string())?;
     let new = NewSession {
         source: REVIEW_SOURCE.into(),
         title: Some(format!("background review of {}", parent.id)),

@@ -8,6 +8,7 @@ use hermes_proto::place::Home;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
+    auth::Credentials,
     config::{Config, SharedConfig},
     hub::Hub,
     llm::{self, HttpClient, MetadataCache},
@@ -25,6 +26,8 @@ pub struct TurnRunner {
     http: OnceLock<HttpClient>,
     /// Context windows learned from endpoints.
     pub model_metadata: MetadataCache,
+    /// Every provider's credential pool (read again on reload).
+    pub credentials: Arc<Credentials>,
     /// Sessions loaded in memory, and the tasks working on them: the one way into a session.
     pub hub: Hub,
     /// Every tool the daemon has.
@@ -43,7 +46,13 @@ impl TurnRunner {
         tool_services: Arc<ToolServices>,
         shutdown: CancellationToken,
     ) -> Self {
+        let credentials = {
+            let config = config.get();
+            let strategies = crate::auth::strategies(&config.settings.llm);
+            Arc::new(Credentials::load(&home.dir, &config.env, &strategies))
+        };
         Self {
+            credentials,
             home,
             hub: Hub::new(store.clone()),
             store,

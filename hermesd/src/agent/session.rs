@@ -174,7 +174,13 @@ pub async fn prepare(
     }
     let config = state.config();
     let client = state.http_client().await.map_err(TurnError::Http)?;
-    let chain = llm::chain_from_config(&config.settings.llm, &config.env, client).await?;
+    let chain = llm::chain_from_config(
+        &config.settings.llm,
+        &config.env,
+        client,
+        &state.credentials,
+    )
+    .await?;
     let model = chain
         .endpoints
         .first()

@@ -114,6 +114,7 @@ fn pb_class(class: ErrorClass) -> pb::ErrorClass {
     match class {
         ErrorClass::RateLimit => pb::ErrorClass::RateLimit,
         ErrorClass::Auth => pb::ErrorClass::Auth,
+        ErrorClass::Billing => pb::ErrorClass::Billing,
         ErrorClass::PayloadTooLarge => pb::ErrorClass::PayloadTooLarge,
         ErrorClass::ContextOverflow => pb::ErrorClass::ContextOverflow,
         ErrorClass::Server => pb::ErrorClass::Server,
@@ -125,7 +126,10 @@ fn pb_class(class: ErrorClass) -> pb::ErrorClass {
 
 pub(super) fn model_failure(e: &LlmError) -> TurnEnd {
     let hint = match e.class {
-        ErrorClass::Auth => "check the API key (`hermesctl model show`)",
+        ErrorClass::Auth => "check the API key (`hermesctl auth list`, `hermesctl model show`)",
+        ErrorClass::Billing => {
+            "the provider's quota or credit is used up: add a key (`hermesctl auth add`) or a fallback provider"
+        }
         ErrorClass::RateLimit => "wait a moment, or add a fallback provider",
         ErrorClass::ContextOverflow | ErrorClass::PayloadTooLarge => {
             "the conversation is too long for the model; start a new session"

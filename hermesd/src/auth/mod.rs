@@ -58,6 +58,15 @@ pub struct CredentialView {
     pub strategy: Strategy,
 }
 
+/// `credential_pool_strategies` as the pools use it.
+pub fn strategies(models: &crate::config::settings::LlmSection) -> Vec<(String, Strategy)> {
+    models
+        .pool_strategies
+        .iter()
+        .filter_map(|(key, word)| Some((pool_key(key), Strategy::parse(word)?)))
+        .collect()
+}
+
 /// The pool key of a provider name (`OpenRouter` → `openrouter`; a `providers:` entry's is
 /// `custom:<name>`).
 pub fn pool_key(provider: &str) -> String {

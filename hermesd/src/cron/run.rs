@@ -267,10 +267,12 @@ async fn agent_attempt(
         .settings
         .llm
         .for_job(&job.model, &job.provider, &job.base_url);
-    let chain = match llm::chain_from_config(&models, &config.env, client).await {
-        Ok(chain) => chain,
-        Err(e) => return Attempt::failed(format!("cannot start the run: {e}"), ""),
-    };
+    let chain =
+        match llm::chain_from_config(&models, &config.env, client, &state.runner.credentials).await
+        {
+            Ok(chain) => chain,
+            Err(e) => return Attempt::failed(format!("cannot start the run: {e}"), ""),
+        };
     let new = NewSession {
         source: "cron".into(),
         title: Some(format!("cron: {}", job.name)),

@@ -336,6 +336,8 @@ mod tests {
             stale_timeout: std::time::Duration::from_secs(1),
             connect_timeout: std::time::Duration::from_secs(1),
             text_tool_calls: false,
+            pool: None,
+            context_length: None,
         }
     }
 

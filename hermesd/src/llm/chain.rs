@@ -1,14 +1,15 @@
 //! The provider chain: the primary, then `fallback_providers` in order, each error class with its
 //! one recovery. Built per turn, so every turn starts again at the primary.
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
 use super::{
     endpoint::Endpoint,
     error::{ErrorClass, LlmError},
-    provider::{self, Provider},
+    provider,
     types::{ChatRequest, Completion, EventSink, StreamEvent},
 };
+use crate::auth::{Credentials, Lease};
 
 /// How often and how long to wait before retrying the same provider.
 #[derive(Debug, Clone, Copy)]
@@ -40,12 +41,13 @@ pub enum ChainNotice {
     },
 }
 
-/// Every configured endpoint in order, with the shared HTTP client.
+/// Every configured endpoint in order, with the shared HTTP client and the credential pools.
 #[derive(Debug, Clone)]
 pub struct Chain {
     pub endpoints: Vec<Endpoint>,
     pub policy: RetryPolicy,
     pub client: super::HttpClient,
+    pub credentials: Option<Arc<Credentials>>,
 }
 
 impl Chain {
@@ -66,16 +68,13 @@ impl Chain {
                     reason: previous.message.clone(),
                 });
             }
-            let provider = provider::for_endpoint(endpoint);
-            match self
-                .with_retries(provider.as_ref(), request, sink, notice)
-                .await
-            {
+            match self.with_retries(endpoint, request, sink, notice).await {
                 Ok(completion) => return Ok(completion),
                 Err(e)
                     if matches!(
                         e.class,
                         ErrorClass::Auth
+                            | ErrorClass::Billing
                             | ErrorClass::Timeout
                             | ErrorClass::RateLimit
                             | ErrorClass::Server
@@ -115,18 +114,37 @@ impl Chain {
         }))
     }
 
+    /// The credential of `endpoint`'s pool to use next, none of `tried`.
+    fn lease(&self, endpoint: &Endpoint, tried: &[String]) -> Option<(String, Lease)> {
+        let pool = endpoint.pool.as_ref()?;
+        let lease = self.credentials.as_ref()?.choose(pool, tried)?;
+        Some((pool.clone(), lease))
+    }
+
     /// One endpoint with its retries: rate limits and server errors back off and retry; a stream
-    /// cut is retried once without streaming; everything else returns at once.
+    /// cut is retried once without streaming; a credential the provider refuses (401/403, 402, a
+    /// used-up quota, a second 429 in a row) is parked and the next one of the pool is tried at
+    /// once; everything else returns at once.
     async fn with_retries(
         &self,
-        provider: &dyn Provider,
+        endpoint: &Endpoint,
         request: &ChatRequest,
         sink: &mut EventSink<'_>,
         notice: &mut (dyn FnMut(ChainNotice) + Send),
     ) -> Result<Completion, LlmError> {
         let mut retries = 0;
         let mut stream = true;
+        let mut tried: Vec<String> = Vec::new();
+        let mut rate_limited: Option<String> = None;
         loop {
+            let lease = self.lease(endpoint, &tried);
+            let provider = match &lease {
+                Some((_, lease)) => provider::for_endpoint(&Endpoint {
+                    api_key: Some(lease.secret.expose().to_string()),
+                    ..endpoint.clone()
+                }),
+                None => provider::for_endpoint(endpoint),
+            };
             let mut streamed = false;
             let result = {
                 let mut counting = |event: StreamEvent| {
@@ -144,6 +162,20 @@ impl Chain {
             };
             if streamed {
                 sink(StreamEvent::Reset);
+            }
+            if let Some((pool, lease)) = &lease {
+                let again = error.class == ErrorClass::RateLimit
+                    && rate_limited.as_deref() == Some(lease.id.as_str());
+                if matches!(error.class, ErrorClass::Auth | ErrorClass::Billing) || again {
+                    self.park(pool, lease, &error).await;
+                    tried.push(lease.id.clone());
+                    rate_limited = None;
+                    if self.lease(endpoint, &tried).is_some() {
+                        continue;
+                    }
+                    return Err(error);
+                }
+                rate_limited = (error.class == ErrorClass::RateLimit).then(|| lease.id.clone());
             }
             match error.class {
                 ErrorClass::StreamCut if stream => {
@@ -165,6 +197,25 @@ impl Chain {
                 }
                 _ => return Err(error),
             }
+        }
+    }
+
+    /// Park the credential `error` refused (the store write runs off the async threads).
+    async fn park(&self, pool: &str, lease: &Lease, error: &LlmError) {
+        let Some(credentials) = self.credentials.clone() else {
+            return;
+        };
+        tracing::warn!(pool, credential = %lease.label, class = error.class.as_str(), error = %error.message, "credential refused; trying the next one");
+        let (pool, id, status, message, reset) = (
+            pool.to_string(),
+            lease.id.clone(),
+            error.status,
+            error.message.clone(),
+            error.retry_after,
+        );
+        let park = move || credentials.park(&pool, &id, status, &message, reset);
+        if tokio::task::spawn_blocking(park).await.is_err() {
+            tracing::warn!("recording a parked credential failed");
         }
     }
 }

@@ -41,6 +41,8 @@ pub async fn local_server(client: &super::HttpClient, timing: &Timing) -> Option
                 stale_timeout: timing.stale_timeout,
                 connect_timeout: timing.connect_timeout,
                 text_tool_calls: true,
+                pool: None,
+                context_length: None,
             });
         }
     }

@@ -18,6 +18,11 @@ pub struct Endpoint {
     pub connect_timeout: Duration,
     /// A bare JSON object that is the whole reply counts as a tool call (local models).
     pub text_tool_calls: bool,
+    /// The credential pool a request takes its key from (`openrouter`, `custom:<name>`); `None`
+    /// when the configuration wrote the key itself.
+    pub pool: Option<String>,
+    /// The context window a `providers:` entry gives the model.
+    pub context_length: Option<u64>,
 }
 
 impl Endpoint {
@@ -46,6 +51,7 @@ impl std::fmt::Debug for Endpoint {
             .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
             .field("api_mode", &self.api_mode)
             .field("stale_timeout", &self.stale_timeout)
+            .field("pool", &self.pool)
             .finish()
     }
 }

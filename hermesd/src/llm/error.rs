@@ -9,8 +9,11 @@ use super::transport::{TransportError, TransportKind};
 pub enum ErrorClass {
     /// 429 or 529: wait (Retry-After or backoff) and retry, then fall back.
     RateLimit,
-    /// 401/403: the next fallback at once.
+    /// 401/403: the next credential of the pool, else the next fallback at once.
     Auth,
+    /// 402, or a 429 that says the quota or credit is used up: the next credential of the pool,
+    /// else the next fallback at once (waiting does not help).
+    Billing,
     /// 413: the caller compresses and retries.
     PayloadTooLarge,
     /// The prompt is over the context window: the caller compresses and retries.
@@ -30,6 +33,7 @@ impl ErrorClass {
         match self {
             Self::RateLimit => "rate_limit",
             Self::Auth => "auth",
+            Self::Billing => "billing",
             Self::PayloadTooLarge => "payload_too_large",
             Self::ContextOverflow => "context_overflow",
             Self::Server => "server",
@@ -77,6 +81,19 @@ const OVERFLOW_MARKERS: &[&str] = &[
     "too many tokens",
 ];
 
+/// What a 429 says when waiting will not help (Hermes' billing markers).
+const QUOTA_MARKERS: &[&str] = &[
+    "insufficient_quota",
+    "exceeded your current quota",
+    "quota exceeded",
+    "billing",
+    "insufficient credits",
+    "insufficient_credits",
+    "usage limit",
+    "usage_limit",
+    "credit balance",
+];
+
 /// Classify an HTTP error response. The message is the provider's own when the body has one.
 pub fn classify_http(
     provider: &str,
@@ -90,6 +107,8 @@ pub fn classify_http(
     });
     let lower = body.to_lowercase();
     let class = match status {
+        402 => ErrorClass::Billing,
+        429 if QUOTA_MARKERS.iter().any(|m| lower.contains(m)) => ErrorClass::Billing,
         429 | 529 => ErrorClass::RateLimit,
         401 | 403 => ErrorClass::Auth,
         413 => ErrorClass::PayloadTooLarge,
@@ -154,6 +173,14 @@ mod tests {
         assert_eq!(c(429, ""), ErrorClass::RateLimit);
         assert_eq!(c(529, ""), ErrorClass::RateLimit);
         assert_eq!(c(401, ""), ErrorClass::Auth);
+        assert_eq!(c(402, ""), ErrorClass::Billing);
+        assert_eq!(
+            c(
+                429,
+                r#"{"error":{"code":"insufficient_quota","message":"You exceeded your current quota"}}"#
+            ),
+            ErrorClass::Billing
+        );
         assert_eq!(c(413, ""), ErrorClass::PayloadTooLarge);
         assert_eq!(c(503, ""), ErrorClass::Server);
         assert_eq!(

@@ -83,7 +83,8 @@ impl MetadataCache {
         endpoint: &Endpoint,
         override_tokens: Option<u64>,
     ) -> (u64, ContextSource) {
-        if let Some(tokens) = override_tokens.filter(|t| *t > 0) {
+        let written = override_tokens.or(endpoint.context_length);
+        if let Some(tokens) = written.filter(|t| *t > 0) {
             return (tokens, ContextSource::Override);
         }
         let known = self.known(client, endpoint).await;

@@ -55,6 +55,7 @@ pub async fn chain_from_config(
     models: &crate::config::settings::LlmSection,
     env: &hermes_proto::env::Env,
     client: HttpClient,
+    credentials: &std::sync::Arc<crate::auth::Credentials>,
 ) -> Result<Chain, SettingsError> {
     let timing = models.timing;
     let endpoints = match endpoints(models, env) {
@@ -72,6 +73,7 @@ pub async fn chain_from_config(
             base_delay: timing.retry_base_delay,
         },
         client,
+        credentials: Some(std::sync::Arc::clone(credentials)),
     })
 }
 

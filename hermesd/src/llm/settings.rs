@@ -4,79 +4,11 @@
 
 use hermes_proto::env::Env;
 
-use super::endpoint::{ApiMode, Endpoint};
-use crate::config::settings::{LlmSection, ProviderEntry, Timing};
-
-/// What a configured provider name means.
-struct KnownProvider {
-    name: &'static str,
-    base_url: &'static str,
-    key_env: &'static str,
-    mode: ApiMode,
-    text_tool_calls: bool,
-}
-
-const KNOWN: &[KnownProvider] = &[
-    KnownProvider {
-        name: "openrouter",
-        base_url: "https://openrouter.ai/api/v1",
-        key_env: "OPENROUTER_API_KEY",
-        mode: ApiMode::ChatCompletions,
-        text_tool_calls: false,
-    },
-    KnownProvider {
-        name: "anthropic",
-        base_url: "https://api.anthropic.com",
-        key_env: "ANTHROPIC_API_KEY",
-        mode: ApiMode::AnthropicMessages,
-        text_tool_calls: false,
-    },
-    KnownProvider {
-        name: "openai",
-        base_url: "https://api.openai.com/v1",
-        key_env: "OPENAI_API_KEY",
-        mode: ApiMode::ChatCompletions,
-        text_tool_calls: false,
-    },
-    KnownProvider {
-        name: "nous",
-        base_url: "https://inference-api.nousresearch.com/v1",
-        key_env: "NOUS_API_KEY",
-        mode: ApiMode::ChatCompletions,
-        text_tool_calls: false,
-    },
-    KnownProvider {
-        name: "deepseek",
-        base_url: "https://api.deepseek.com/v1",
-        key_env: "DEEPSEEK_API_KEY",
-        mode: ApiMode::ChatCompletions,
-        text_tool_calls: false,
-    },
-    KnownProvider {
-        name: "ollama",
-        base_url: "http://127.0.0.1:11434/v1",
-        key_env: "OLLAMA_API_KEY",
-        mode: ApiMode::ChatCompletions,
-        text_tool_calls: true,
-    },
-    KnownProvider {
-        name: "llamacpp",
-        base_url: "http://127.0.0.1:8080/v1",
-        key_env: "LLAMACPP_API_KEY",
-        mode: ApiMode::ChatCompletions,
-        text_tool_calls: true,
-    },
-    KnownProvider {
-        name: "lmstudio",
-        base_url: "http://127.0.0.1:1234/v1",
-        key_env: "LMSTUDIO_API_KEY",
-        mode: ApiMode::ChatCompletions,
-        text_tool_calls: true,
-    },
-];
-
-/// Hosted providers guessed from their key in the environment, in this order (KNOWN's order).
-const GUESSED_FROM_KEYS: &[&str] = &["openrouter", "anthropic", "openai", "nous", "deepseek"];
+use super::{
+    endpoint::{ApiMode, Endpoint},
+    providers::{self, Known},
+};
+use crate::config::settings::{LlmSection, NamedEndpoint, ProviderEntry, Timing};
 
 /// The one line every client shows when no model is configured.
 pub const HOW_TO_CONFIGURE: &str = "no model is configured: run e.g. `hermesctl model set openrouter:anthropic/claude-sonnet-4 --key-env OPENROUTER_API_KEY` with the key in ~/.hermes/.env (providers: openrouter, anthropic, openai, nous, deepseek, ollama, or custom with --base-url), or start a local Ollama, llama.cpp or LM Studio server";
@@ -93,9 +25,10 @@ pub enum SettingsError {
 /// The primary endpoint followed by the fallbacks, in order.
 pub fn endpoints(models: &LlmSection, env: &Env) -> Result<Vec<Endpoint>, SettingsError> {
     let timing = &models.timing;
-    let mut out = vec![endpoint(&models.primary, env, timing, true)?];
+    let named = &models.named;
+    let mut out = vec![endpoint(&models.primary, named, env, timing, true)?];
     for (index, entry) in models.fallbacks.iter().enumerate() {
-        let endpoint = endpoint(entry, env, timing, false)
+        let endpoint = endpoint(entry, named, env, timing, false)
             .map_err(|e| SettingsError::Invalid(format!("fallback_providers[{index}]: {e}")))?;
         out.push(endpoint);
     }
@@ -104,19 +37,18 @@ pub fn endpoints(models: &LlmSection, env: &Env) -> Result<Vec<Endpoint>, Settin
 
 fn endpoint(
     entry: &ProviderEntry,
+    named: &[NamedEndpoint],
     env: &Env,
     timing: &Timing,
     primary: bool,
 ) -> Result<Endpoint, SettingsError> {
-    let base_url = entry.base_url.as_str();
-    let mut provider = entry.provider.to_lowercase();
+    let mut provider = entry.provider.trim().to_lowercase();
     if provider.is_empty() || provider == "auto" {
-        provider = if !base_url.is_empty() {
+        provider = if !entry.base_url.is_empty() {
             "custom".into()
-        } else if let Some(found) = KNOWN
+        } else if let Some(found) = providers::KNOWN
             .iter()
-            .filter(|k| GUESSED_FROM_KEYS.contains(&k.name))
-            .find(|k| env.get(k.key_env).is_some())
+            .find(|k| k.guessed && k.env_key(env).is_some())
         {
             found.name.into()
         } else if primary {
@@ -127,47 +59,91 @@ fn endpoint(
             ));
         };
     }
-    if entry.model.is_empty() {
-        return Err(if primary {
-            SettingsError::NoModel
-        } else {
-            SettingsError::Invalid("a model is required".into())
-        });
-    }
-    let known = KNOWN.iter().find(|k| k.name == provider);
-    let base_url = match (base_url, known) {
-        ("", Some(k)) => k.base_url.to_string(),
-        ("", None) => {
-            return Err(SettingsError::Invalid(format!(
-                "provider `{provider}` needs a base_url (an OpenAI-compatible server's URL ending in /v1)"
-            )));
-        }
-        (url, _) => url.to_string(),
+    // A built-in name wins over a `providers:` entry of the same name, as in Hermes.
+    let known = providers::find(&provider);
+    let own = known
+        .is_none()
+        .then(|| find_named(named, &provider))
+        .flatten();
+    let model = match (&entry.model, own) {
+        (model, _) if !model.is_empty() => model.clone(),
+        (_, Some(own)) if !own.default_model.is_empty() => own.default_model.clone(),
+        _ if primary => return Err(SettingsError::NoModel),
+        _ => return Err(SettingsError::Invalid("a model is required".into())),
     };
-    let api_mode = match entry.api_mode {
-        Some(mode) => mode,
-        None if base_url.trim_end_matches('/').ends_with("/anthropic") => {
-            ApiMode::AnthropicMessages
-        }
-        None => known.map_or(ApiMode::ChatCompletions, |k| k.mode),
+    let base_url = if !entry.base_url.is_empty() {
+        entry.base_url.clone()
+    } else if let Some(known) = known {
+        known.base_url(env)
+    } else if let Some(own) = own {
+        own.base_url.clone()
+    } else {
+        return Err(SettingsError::Invalid(format!(
+            "provider `{provider}` needs a base_url (an OpenAI-compatible server's URL ending in /v1), or a `providers: {{{provider}: {{base_url: …}}}}` entry"
+        )));
     };
-    let api_key = Some(entry.api_key.as_str())
+    let api_mode = entry
+        .api_mode
+        .or_else(|| own.and_then(|o| o.api_mode))
+        .unwrap_or_else(|| mode_for(&base_url, known));
+    let written_key = Some(entry.api_key.as_str())
         .filter(|k| !k.is_empty() && !k.starts_with("${"))
-        .map(str::to_string)
-        .or_else(|| known.and_then(|k| env.get(k.key_env)).map(str::to_string));
+        .map(str::to_string);
+    // A key written in the entry is the one key; otherwise the provider's credential pool, and
+    // the key variable (or the named entry's key) when the pool has none.
+    let (api_key, pool) = match (written_key, known, own) {
+        (Some(key), _, _) => (Some(key), None),
+        (None, Some(known), _) => (
+            known.env_key(env).map(|(_, v)| v.to_string()),
+            Some(known.name.to_string()),
+        ),
+        (None, None, Some(own)) => (
+            env.get(&own.key_env)
+                .filter(|_| !own.key_env.is_empty())
+                .map(str::to_string)
+                .or_else(|| (!own.api_key.is_empty()).then(|| own.api_key.clone())),
+            Some(format!("custom:{}", own.name)),
+        ),
+        (None, None, None) => (None, None),
+    };
     let text_tool_calls = entry
         .text_tool_calls
         .unwrap_or_else(|| known.is_some_and(|k| k.text_tool_calls));
+    let context_length = own.and_then(|o| {
+        o.models
+            .iter()
+            .find(|(name, _)| *name == model)
+            .and_then(|(_, context)| *context)
+            .or(o.context_length)
+    });
     Ok(Endpoint {
-        provider,
-        model: entry.model.clone(),
+        provider: own.map_or(provider, |o| o.name.clone()),
+        model,
         base_url,
         api_key,
         api_mode,
         stale_timeout: timing.stale_timeout,
         connect_timeout: timing.connect_timeout,
         text_tool_calls,
+        pool,
+        context_length,
     })
+}
+
+/// The `providers:` entry `name` means: its key, or `custom:<key>`.
+fn find_named<'n>(named: &'n [NamedEndpoint], name: &str) -> Option<&'n NamedEndpoint> {
+    let name = name.trim().to_ascii_lowercase().replace(' ', "-");
+    let bare = name.strip_prefix("custom:").unwrap_or(&name);
+    named.iter().find(|n| n.name == bare)
+}
+
+/// The wire format a URL implies: `…/anthropic` speaks Anthropic's; otherwise the provider's.
+fn mode_for(base_url: &str, known: Option<&Known>) -> ApiMode {
+    if base_url.trim_end_matches('/').ends_with("/anthropic") {
+        ApiMode::AnthropicMessages
+    } else {
+        known.map_or(ApiMode::ChatCompletions, |k| k.mode)
+    }
 }
 
 /// Why a cron job may not pin `base_url` with `provider` (Hermes' rule): a base URL needs a
@@ -204,10 +180,14 @@ pub fn check_job_base_url(provider: &str, base_url: &str) -> Result<(), String> 
     if provider == "custom" {
         return Ok(());
     }
-    let Some(known) = KNOWN.iter().find(|k| k.name == provider) else {
+    let Some(known) = providers::find(&provider) else {
         return Err(format!(
             "unknown provider {provider:?}: use one of {} or \"custom\"",
-            KNOWN.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+            providers::KNOWN
+                .iter()
+                .map(|k| k.name)
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     };
     if host(known.base_url).as_deref() != Some(wanted.as_str()) {
@@ -222,15 +202,12 @@ pub fn check_job_base_url(provider: &str, base_url: &str) -> Result<(), String> 
 
 /// A known provider's own endpoint.
 pub fn known_base_url(provider: &str) -> Option<&'static str> {
-    KNOWN
-        .iter()
-        .find(|k| k.name.eq_ignore_ascii_case(provider))
-        .map(|k| k.base_url)
+    providers::find(provider).map(|k| k.base_url)
 }
 
-/// The environment variable a known provider's key is read from.
+/// The environment variable a known provider's key is read from first.
 pub fn key_env(provider: &str) -> Option<&'static str> {
-    KNOWN.iter().find(|k| k.name == provider).map(|k| k.key_env)
+    providers::find(provider).and_then(|k| k.key_envs.first().copied())
 }
 
 /// The endpoint `own` configures for the auxiliary `task` (`auxiliary.<task>`: provider, model,
@@ -252,7 +229,7 @@ pub fn auxiliary_endpoint(
             ..main
         }));
     }
-    endpoint(own, env, &models.timing, false)
+    endpoint(own, &models.named, env, &models.timing, false)
         .map(Some)
         .map_err(|e| SettingsError::Invalid(format!("auxiliary.{task}: {e}")))
 }

@@ -130,9 +130,14 @@ impl ModelsService {
             .http_client()
             .await
             .map_err(Status::internal)?;
-        llm::chain_from_config(&config.settings.llm, &config.env, client)
-            .await
-            .map_err(|e| Status::failed_precondition(e.to_string()))
+        llm::chain_from_config(
+            &config.settings.llm,
+            &config.env,
+            client,
+            &self.state.runner.credentials,
+        )
+        .await
+        .map_err(|e| Status::failed_precondition(e.to_string()))
     }
 
     async fn info(&self, chain: &llm::Chain, endpoint: &Endpoint) -> pb::ModelInfo {

@@ -238,6 +238,7 @@ pub fn chain(endpoints: Vec<hermesd::llm::Endpoint>) -> hermesd::llm::Chain {
             base_delay: Duration::from_millis(5),
         },
         client: hermesd::llm::HttpClient::new(Duration::from_secs(5)).expect("the HTTP client"),
+        credentials: None,
     }
 }
 
@@ -257,6 +258,8 @@ impl FakeLlm {
             stale_timeout: Duration::from_secs(5),
             connect_timeout: Duration::from_secs(2),
             text_tool_calls: false,
+            pool: None,
+            context_length: None,
         }
     }
 }

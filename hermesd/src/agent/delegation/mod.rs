@@ -448,9 +448,14 @@ async fn run_child(
 async fn chain(runner: &Arc<TurnRunner>) -> Result<llm::Chain, String> {
     let config = runner.config();
     let client = runner.http_client().await?;
-    llm::chain_from_config(&config.settings.llm, &config.env, client)
-        .await
-        .map_err(|e| e.to_string())
+    llm::chain_from_config(
+        &config.settings.llm,
+        &config.env,
+        client,
+        &runner.credentials,
+    )
+    .await
+    .map_err(|e| e.to_string())
 }
 
 /// The paths a child's successful `write_file` and `patch` calls named, first use first.

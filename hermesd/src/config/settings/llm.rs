@@ -63,6 +63,10 @@ pub struct LlmSection {
     /// `model.supports_vision`: whether the main model takes images, overriding the shipped
     /// table (`llm::vision`).
     pub supports_vision: Option<bool>,
+    /// `providers:` and `custom_providers:`: endpoints the user named.
+    pub named: Vec<super::NamedEndpoint>,
+    /// `credential_pool_strategies`: pool key → strategy word.
+    pub pool_strategies: Vec<(String, &'static str)>,
     /// The notices reading these keys gave (also in `Config::notices`): an edit of the model
     /// configuration through the Models service that leads to one is refused.
     pub problems: Vec<String>,
@@ -77,6 +81,8 @@ impl LlmSection {
             timing: Timing::read(&mut own),
             context_length: own.whole_opt("model.context_length", "what the endpoint reports"),
             supports_vision: own.flag_opt("model.supports_vision", "the model's known capability"),
+            named: super::named_endpoints::read_named(&mut own),
+            pool_strategies: super::named_endpoints::read_strategies(&mut own),
             problems: Vec::new(),
         };
         section.problems = own.notices().to_vec();

@@ -20,6 +20,7 @@ mod group_rules;
 mod llm;
 mod mcp;
 mod memory;
+mod named_endpoints;
 mod platform_rules;
 mod provider;
 pub mod read;
@@ -56,6 +57,7 @@ pub use group_rules::{CHAT_PLATFORMS, GroupRules, MentionPatterns, PlatformKeys,
 pub use llm::{LlmSection, Timing};
 pub use mcp::{McpSection, McpServerConfig, McpTransport};
 pub use memory::MemorySection;
+pub use named_endpoints::NamedEndpoint;
 pub use platform_rules::{HomeChannel, PlatformRules};
 pub use provider::{ApiMode, ProviderEntry};
 pub use retention::{SessionsSection, ToolResultsSection};

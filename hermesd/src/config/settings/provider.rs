@@ -16,7 +16,7 @@ pub enum ApiMode {
 }
 
 /// The words of `api_mode` (Hermes' names and their short forms).
-const API_MODES: [(&str, ApiMode); 4] = [
+pub(super) const API_MODES: [(&str, ApiMode); 4] = [
     ("chat_completions", ApiMode::ChatCompletions),
     ("anthropic_messages", ApiMode::AnthropicMessages),
     ("openai", ApiMode::ChatCompletions),

@@ -16,7 +16,7 @@ pub const HOME_SECRETS: &[&str] = &[
 
 /// Directories in a Hermes home whose every file holds credentials or feeds the prompt behind
 /// the scanner's back (the skills hub cache).
-pub const HOME_SECRET_DIRS: &[&str] = &["mcp-tokens", "pairing", "skills/.hub"];
+pub const HOME_SECRET_DIRS: &[&str] = &["mcp-tokens", "pairing", "skills/.hub", "hermesd-auth"];
 
 /// The daemon's own state in a Hermes home: the database (approvals, transcripts) and its
 /// journal files, and the record of background processes it stops at start-up. The agent reads
