@@ -16,6 +16,7 @@ const PROTOS: &[&str] = &[
     "hermes/v1/gateway.proto",
     "hermes/v1/models.proto",
     "hermes/v1/mcp.proto",
+    "hermes/v1/auth.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -80,6 +80,9 @@ pub enum Command {
     /// See and choose the model: the provider chain, context windows, a test call.
     #[command(subcommand)]
     Model(ModelCommand),
+    /// Model credentials: every provider's pool of keys and logins, and why one is parked.
+    #[command(subcommand)]
+    Auth(AuthCommand),
     /// Start, stop or inspect the daemon.
     #[command(subcommand)]
     Daemon(DaemonCommand),
@@ -293,6 +296,36 @@ pub enum ModelCommand {
         #[arg(long)]
         all: bool,
     },
+}
+
+/// `hermesctl auth …`.
+#[derive(Debug, clap::Subcommand)]
+pub enum AuthCommand {
+    /// Every credential of every pool (or of PROVIDER's), in the order they are tried, with
+    /// whether each is usable, parked (why, for how long) or dead.
+    List { provider: Option<String> },
+    /// Add an API key to PROVIDER's pool (hermesd's own store; Hermes' auth.json is not written).
+    /// The key is pasted on the terminal without echo, or read from standard input.
+    Add {
+        /// A provider name (openrouter, anthropic, …) or custom:<name> for a `providers:` entry.
+        provider: String,
+        /// Read the key from this environment variable at each load instead of storing it.
+        #[arg(long, value_name = "VAR", conflicts_with = "api_key")]
+        key_env: Option<String>,
+        /// The key itself (visible to other users in the process list: prefer the prompt).
+        #[arg(long, value_name = "KEY")]
+        api_key: Option<String>,
+        /// A name to tell it by (default api-key-N).
+        #[arg(long)]
+        label: Option<String>,
+        /// Hermes' `--type`: only api-key is added this way (logins: `hermesctl login`).
+        #[arg(long = "type", value_name = "TYPE", default_value = "api-key")]
+        kind: String,
+    },
+    /// Remove a credential from hermesd's pool by id, label or position (a row of Hermes'
+    /// auth.json or a key variable is only no longer used by hermesd).
+    #[command(alias = "remove")]
+    Rm { provider: String, target: String },
 }
 
 /// Which memory store.

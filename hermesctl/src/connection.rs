@@ -39,6 +39,10 @@ impl Daemon {
         hermes_proto::pb::gateway_client::GatewayClient::new(self.channel.clone())
     }
 
+    pub fn auth(&self) -> hermes_proto::pb::auth_client::AuthClient<Channel> {
+        hermes_proto::pb::auth_client::AuthClient::new(self.channel.clone())
+    }
+
     pub fn mcp(&self) -> hermes_proto::pb::mcp_client::McpClient<Channel> {
         hermes_proto::pb::mcp_client::McpClient::new(self.channel.clone())
     }

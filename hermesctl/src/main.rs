@@ -84,6 +84,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Attach { id, read_only } => commands::watch::run(&ctx, &id, read_only).await,
         Command::Daemon(command) => commands::daemon::run(&ctx, command).await,
         Command::Model(command) => commands::model::run(&ctx, command).await,
+        Command::Auth(command) => commands::auth::run(&ctx, command).await,
         Command::Sessions(SessionsCommand::Resume { id }) => chat::run(&ctx, Some(id), false).await,
         Command::Sessions(command) => commands::sessions::run(&ctx, command).await,
         Command::Import(command) => commands::import::run(&ctx, command).await,

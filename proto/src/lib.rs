@@ -38,4 +38,5 @@ pub const SERVICE_NAMES: &[&str] = &[
     "hermes.v1.Skills",
     "hermes.v1.Gateway",
     "hermes.v1.Models",
+    "hermes.v1.Auth",
 ];

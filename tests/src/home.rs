@@ -178,6 +178,31 @@ impl TestHome {
         CtlOutput(output)
     }
 
+    /// Run hermesctl off the async runtime with `input` on its standard input.
+    pub async fn ctl_stdin_async(&self, args: &[&str], input: &str) -> CtlOutput {
+        use std::io::Write;
+        let mut command = self.command(&crate::binary("hermesctl"));
+        command
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let input = input.to_owned();
+        let output = tokio::task::spawn_blocking(move || {
+            let mut child = command.spawn()?;
+            child
+                .stdin
+                .take()
+                .expect("piped stdin")
+                .write_all(input.as_bytes())?;
+            child.wait_with_output()
+        })
+        .await
+        .expect("join hermesctl")
+        .expect("run hermesctl");
+        CtlOutput(output)
+    }
+
     /// Run hermesctl with these arguments and collect its output.
     pub fn ctl(&self, args: &[&str]) -> CtlOutput {
         let output = self

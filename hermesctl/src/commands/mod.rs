@@ -1,5 +1,6 @@
 //! One module per command group.
 
+pub mod auth;
 pub mod config;
 pub mod cron;
 pub mod cron_request;

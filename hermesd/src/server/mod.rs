@@ -1,6 +1,7 @@
 //! Transport only: the listener, the pidfile lock, the gRPC services, signals and graceful shutdown.
 
 mod attach;
+mod auth_service;
 mod convert;
 mod cron_service;
 mod daemon_service;
@@ -134,7 +135,12 @@ pub async fn serve(state: Arc<DaemonState>, listener: Listener) -> Result<(), Se
         ))
         .add_service(pb::mcp_server::McpServer::new(mcp_service::McpService {
             state: Arc::clone(&state),
-        }));
+        }))
+        .add_service(pb::auth_server::AuthServer::new(
+            auth_service::AuthService {
+                state: Arc::clone(&state),
+            },
+        ));
 
     let stop = state.shutdown.clone();
     let server =
