@@ -284,3 +284,78 @@ async fn a_named_endpoint_under_providers_is_used_by_its_name() {
     assert_eq!(shown["provider"], "my-box");
     assert_eq!(shown["context_length"], 12345);
 }
+
+/// The keys Python Hermes 0.19's own `hermes auth add` wrote are hermesd's pool, in its order;
+/// after hermesd used them (and parked one), Python still reads its file as before.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_auth_json_python_hermes_writes_is_read_and_left_as_it_was() {
+    let hermes = hermes_tests::python_hermes::executable()
+        .expect("HERMESD_BENCH_HERMES names Python Hermes' `hermes` (scripts/test provisions it)");
+    let server = FakeLlm::start(vec![
+        Reply::unauthorized(),
+        Reply::text("python's second key"),
+    ])
+    .await;
+    let home = openrouter_home(&server, "");
+    for (key, label) in [("sk-or-py-one", "py-one"), ("sk-or-py-two", "py-two")] {
+        let out = std::process::Command::new(&hermes)
+            .args([
+                "auth",
+                "add",
+                "openrouter",
+                "--type",
+                "api-key",
+                "--api-key",
+                key,
+                "--label",
+                label,
+            ])
+            .env("HERMES_HOME", home.path())
+            .env("HOME", home.user_home())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run hermes auth add");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let written = std::fs::read_to_string(home.path().join("auth.json")).unwrap();
+    let _stop = StopOnDrop(&home);
+    let out = home.ctl_async(&["send", "--json", "hello"]).await.json();
+    assert_eq!(out["answer"], "python's second key");
+    assert_eq!(
+        bearers(&server),
+        ["Bearer sk-or-py-one", "Bearer sk-or-py-two"]
+    );
+    let listed = home
+        .ctl_async(&["auth", "list", "--json", "openrouter"])
+        .await
+        .json();
+    let labels: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["py-one", "py-two"]);
+    assert_eq!(listed[0]["origin"], "auth.json");
+    assert_eq!(listed[0]["status"], "parked");
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("auth.json")).unwrap(),
+        written
+    );
+    let out = std::process::Command::new(&hermes)
+        .args(["auth", "list", "openrouter"])
+        .env("HERMES_HOME", home.path())
+        .env("HOME", home.user_home())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run hermes auth list");
+    let listing = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && listing.contains("py-one") && listing.contains("py-two"),
+        "{listing}"
+    );
+}
