@@ -148,6 +148,7 @@ mod tests {
             input_tokens: None,
             output_tokens: None,
             created_at: 1_700_000_000_000 + id,
+            provider_items: None,
         }
     }
 

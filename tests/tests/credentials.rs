@@ -359,3 +359,75 @@ async fn the_auth_json_python_hermes_writes_is_read_and_left_as_it_was() {
         "{listing}"
     );
 }
+
+/// A turn over the Responses API with a tool call: the reasoning items of each answer go back
+/// with it on the next request, within the turn and in the next turn (from the store, after a
+/// restart), and `agent.reasoning_effort` is passed on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_responses_api_turn_with_a_tool_call_keeps_its_reasoning_items() {
+    let server = FakeLlm::start(vec![
+        Reply::tool_call("terminal", r#"{"command": "echo hi"}"#).with_reasoning(&["run it"]),
+        Reply::text("It printed hi.").with_reasoning(&["done"]),
+        Reply::text("Still here."),
+    ])
+    .await;
+    let home = TestHome::new();
+    home.use_fake_model(
+        &server,
+        "model: {api_mode: codex_responses}\nagent: {reasoning_effort: high}\napprovals: {mode: off}\n",
+    );
+    let _stop = StopOnDrop(&home);
+    let out = home
+        .ctl_async(&["send", "--json", "run echo hi"])
+        .await
+        .json();
+    assert_eq!(out["answer"], "It printed hi.", "{out}");
+    let session = out["session_id"].as_str().unwrap().to_string();
+    home.kill_daemon_hard().await;
+    let out = home
+        .ctl_async(&["send", "--json", "--session", &session, "and now?"])
+        .await
+        .json();
+    assert_eq!(out["answer"], "Still here.", "{out}");
+    let requests = server.requests();
+    assert!(requests.iter().all(|r| r.path == "/v1/responses"));
+    assert_eq!(requests[0].body["reasoning"]["effort"], "high");
+    let kinds = |i: usize| -> Vec<String> {
+        requests[i].body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|item| item["type"].as_str().unwrap_or("message").to_string())
+            .collect()
+    };
+    assert_eq!(
+        kinds(1),
+        [
+            "message",
+            "reasoning",
+            "function_call",
+            "function_call_output"
+        ]
+    );
+    let output = &requests[1].body["input"][3]["output"];
+    assert!(output.as_str().unwrap().contains("hi"), "{output}");
+    assert_eq!(
+        kinds(2),
+        [
+            "message",
+            "reasoning",
+            "function_call",
+            "function_call_output",
+            "reasoning",
+            "message",
+            "message"
+        ],
+        "both answers' reasoning comes back from the store"
+    );
+    let encrypted = |i: usize| requests[2].body["input"][i]["encrypted_content"].clone();
+    assert_eq!(
+        (encrypted(1), encrypted(4)),
+        ("enc-1".into(), "enc-2".into()),
+        "each answer's own item, in place"
+    );
+}

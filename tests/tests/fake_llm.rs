@@ -159,6 +159,7 @@ async fn anthropic_streaming_has_thinking_text_and_tool_use_events() {
     let tool = Reply::ToolCalls {
         text: Some("Let me look.".into()),
         calls: vec![ToolCall::new("ls", r#"{"dir":"/"}"#).chunked(2)],
+        reasoning: Vec::new(),
     };
     let llm = FakeLlm::start(vec![thinking, tool]).await;
     let url = format!("{}/v1/messages", llm.anthropic_base());
@@ -233,6 +234,7 @@ async fn anthropic_non_streaming_message_shape_keeps_invalid_input_as_string() {
     let tool = Reply::ToolCalls {
         text: Some("ok".into()),
         calls: vec![ToolCall::new("ls", r#"{"dir":"/"}"#).with_id("toolu_1")],
+        reasoning: Vec::new(),
     };
     let llm = FakeLlm::start(vec![tool, Reply::invalid_tool_arguments("write")]).await;
     let url = format!("{}/v1/messages", llm.anthropic_base());

@@ -24,6 +24,7 @@ fn request(text: &str) -> ChatRequest {
             parameters: serde_json::json!({"type": "object"}),
         })],
         max_tokens: None,
+        reasoning_effort: None,
     }
 }
 
@@ -530,4 +531,72 @@ async fn a_redirect_is_not_followed_and_names_the_new_address() {
         e.message
     );
     assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn responses_api_streams_text_and_a_tool_call_and_keeps_reasoning_items() {
+    let server = FakeLlm::start(vec![
+        Reply::tool_call("terminal", r#"{"command": "ls"}"#).with_reasoning(&["look ", "first"]),
+        Reply::text_chunks(&["Two ", "files."]).with_usage(40, 5),
+    ])
+    .await;
+    let chain = chain(vec![endpoint(&server, "gpt-5", ApiMode::CodexResponses)]);
+    let first = run(&chain, &request("what is here?")).await.result.unwrap();
+    assert_eq!(first.reasoning, "look first");
+    assert_eq!(first.tool_calls.len(), 1);
+    assert_eq!(first.tool_calls[0].name, "terminal");
+    assert_eq!(first.finish_reason, "tool_calls");
+    let items = first.provider_items.clone().unwrap();
+    assert!(items.contains("enc-"), "{items}");
+
+    let mut next = request("what is here?");
+    next.messages.push(ChatMessage {
+        tool_calls: first.tool_calls.clone(),
+        provider_items: first.provider_items.clone(),
+        ..ChatMessage::assistant("")
+    });
+    next.messages.push(ChatMessage {
+        role: Some(hermesd::llm::Role::Tool),
+        content: "a.txt b.txt".into(),
+        tool_call_id: Some(first.tool_calls[0].id.clone()),
+        ..ChatMessage::default()
+    });
+    let second = run(&chain, &next).await.result.unwrap();
+    assert_eq!(second.text, "Two files.");
+    assert_eq!(
+        (second.usage.input_tokens, second.usage.output_tokens),
+        (40, 5)
+    );
+    let sent = server.requests().remove(1);
+    assert_eq!(sent.path, "/v1/responses");
+    assert_eq!(sent.header("authorization"), Some("Bearer sk-test"));
+    let input = sent.body["input"].as_array().unwrap();
+    assert_eq!(input[1]["type"], "reasoning", "{input:?}");
+    assert!(
+        input[1]["encrypted_content"]
+            .as_str()
+            .unwrap()
+            .starts_with("enc-")
+    );
+    assert_eq!(input[2]["type"], "function_call");
+    assert_eq!(input[3]["type"], "function_call_output");
+    assert_eq!(input[3]["output"], "a.txt b.txt");
+    assert_eq!(sent.body["reasoning"]["effort"], "medium");
+}
+
+#[tokio::test]
+async fn responses_api_errors_keep_their_classes() {
+    let server = FakeLlm::start(vec![
+        Reply::unauthorized(),
+        Reply::error(
+            429,
+            r#"{"error":{"message":"You exceeded your current quota","code":"insufficient_quota"}}"#,
+        ),
+    ])
+    .await;
+    let chain = chain(vec![endpoint(&server, "gpt-5", ApiMode::CodexResponses)]);
+    let error = run(&chain, &request("hi")).await.result.unwrap_err();
+    assert_eq!(error.class, ErrorClass::Auth);
+    let error = run(&chain, &request("hi")).await.result.unwrap_err();
+    assert_eq!(error.class, ErrorClass::Billing);
 }

@@ -64,6 +64,7 @@ pub fn to_chat(row: MessageRow) -> Option<ChatMessage> {
         tool_call_id: row.tool_call_id,
         name: row.tool_name,
         images: Vec::new(),
+        provider_items: row.provider_items,
     })
 }
 

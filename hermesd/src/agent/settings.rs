@@ -29,6 +29,8 @@ pub struct TurnSettings {
     /// `agent.system_prompt`.
     pub system_message: Option<String>,
     pub enforcement: Enforcement,
+    /// `agent.reasoning_effort`.
+    pub reasoning_effort: Option<String>,
 }
 
 impl TurnSettings {
@@ -45,6 +47,7 @@ impl TurnSettings {
             default_cwd: settings.terminal.cwd.clone(),
             system_message: agent.system_prompt.clone(),
             enforcement: agent.tool_use_enforcement.clone(),
+            reasoning_effort: agent.reasoning_effort.clone(),
         }
     }
 }

@@ -262,6 +262,7 @@ impl Turn {
                 role: Some(Role::Assistant),
                 content: completion.text.clone(),
                 tool_calls: calls.clone(),
+                provider_items: completion.provider_items.clone(),
                 ..ChatMessage::default()
             });
             if grace && (!completion.tool_calls.is_empty() || completion.text.is_empty()) {
@@ -376,6 +377,7 @@ impl Turn {
                 self.toolbox.schemas().to_vec()
             },
             max_tokens: None,
+            reasoning_effort: self.settings.reasoning_effort.clone(),
         };
         tally.iterations += 1;
         let live = self.live.clone();
@@ -475,6 +477,7 @@ impl Turn {
             finish_reason: Some(completion.finish_reason.clone()),
             input_tokens: Some(completion.usage.input_tokens as i64),
             output_tokens: Some(completion.usage.output_tokens as i64),
+            provider_items: completion.provider_items.clone(),
             ..NewMessage::default()
         };
         self.check_writes()?;

@@ -281,7 +281,7 @@ impl Credentials {
             .iter()
             .find(|v| v.id == target)
             .copied()
-            .or_else(|| match by_label.as_slice() {
+            .or(match by_label.as_slice() {
                 [one] => Some(**one),
                 _ => None,
             })

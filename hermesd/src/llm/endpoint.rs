@@ -37,6 +37,7 @@ impl Endpoint {
         match self.api_mode {
             ApiMode::ChatCompletions => format!("{base}/chat/completions"),
             ApiMode::AnthropicMessages => format!("{base}/v1/messages"),
+            ApiMode::CodexResponses => format!("{base}/responses"),
         }
     }
 }

@@ -14,6 +14,7 @@ mod metadata;
 mod openai;
 mod provider;
 pub mod providers;
+mod responses;
 mod settings;
 mod sse;
 mod text_tools;
@@ -89,6 +90,7 @@ pub fn decode_stream_body(
     decoder.push(body);
     let mut asm = assemble::Assembler::new(sink);
     let mut blocks = anthropic::BlockTools::default();
+    let mut items = responses::Items::default();
     let invalid = |e: std::str::Utf8Error| {
         LlmError::new(
             ErrorClass::StreamCut,
@@ -102,10 +104,15 @@ pub fn decode_stream_body(
             ApiMode::AnthropicMessages => {
                 anthropic::handle_event(label, decoder.data(), &mut blocks, &mut asm)?
             }
+            ApiMode::CodexResponses => {
+                responses::handle_event(label, decoder.data(), &mut asm, &mut items)?
+            }
         };
         if done {
             break;
         }
     }
-    Ok(asm.finish(label))
+    let mut completion = asm.finish(label);
+    completion.provider_items = items.provider_items();
+    Ok(completion)
 }

@@ -7,7 +7,7 @@ use super::{
     anthropic,
     endpoint::{ApiMode, Endpoint},
     error::LlmError,
-    openai,
+    openai, responses,
     types::{ChatRequest, Completion, EventSink},
 };
 
@@ -31,6 +31,26 @@ pub struct OpenAiChat(pub Endpoint);
 
 /// The Anthropic messages API.
 pub struct AnthropicMessages(pub Endpoint);
+
+/// The OpenAI Responses API.
+pub struct Responses(pub Endpoint);
+
+#[async_trait]
+impl Provider for Responses {
+    fn endpoint(&self) -> &Endpoint {
+        &self.0
+    }
+
+    async fn call(
+        &self,
+        client: &super::HttpClient,
+        request: &ChatRequest,
+        stream: bool,
+        sink: &mut EventSink<'_>,
+    ) -> Result<Completion, LlmError> {
+        responses::call(client, &self.0, request, stream, sink).await
+    }
+}
 
 #[async_trait]
 impl Provider for OpenAiChat {
@@ -71,5 +91,6 @@ pub fn for_endpoint(endpoint: &Endpoint) -> Box<dyn Provider> {
     match endpoint.api_mode {
         ApiMode::ChatCompletions => Box::new(OpenAiChat(endpoint.clone())),
         ApiMode::AnthropicMessages => Box::new(AnthropicMessages(endpoint.clone())),
+        ApiMode::CodexResponses => Box::new(Responses(endpoint.clone())),
     }
 }

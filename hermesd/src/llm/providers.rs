@@ -91,7 +91,9 @@ const fn local(
     }
 }
 
-use ApiMode::{AnthropicMessages as Anthropic, ChatCompletions as Chat};
+use ApiMode::{
+    AnthropicMessages as Anthropic, ChatCompletions as Chat, CodexResponses as Responses,
+};
 
 /// Every named provider. The first five are guessed from their keys, in this order.
 pub const KNOWN: &[Known] = &[
@@ -145,7 +147,7 @@ pub const KNOWN: &[Known] = &[
         "https://chatgpt.com/backend-api/codex",
         Some("HERMES_CODEX_BASE_URL"),
         &[],
-        Chat,
+        Responses,
     )),
     hosted(
         "gemini",

@@ -137,10 +137,17 @@ fn find_named<'n>(named: &'n [NamedEndpoint], name: &str) -> Option<&'n NamedEnd
     named.iter().find(|n| n.name == bare)
 }
 
-/// The wire format a URL implies: `…/anthropic` speaks Anthropic's; otherwise the provider's.
+/// The wire format a URL implies, as Hermes decides it: `…/anthropic` speaks Anthropic's,
+/// OpenAI's and xAI's own hosts the Responses API; otherwise the provider's.
 fn mode_for(base_url: &str, known: Option<&Known>) -> ApiMode {
+    let host = base_url
+        .parse::<http::Uri>()
+        .ok()
+        .and_then(|uri| uri.host().map(str::to_ascii_lowercase));
     if base_url.trim_end_matches('/').ends_with("/anthropic") {
         ApiMode::AnthropicMessages
+    } else if matches!(host.as_deref(), Some("api.openai.com" | "api.x.ai")) {
+        ApiMode::CodexResponses
     } else {
         known.map_or(ApiMode::ChatCompletions, |k| k.mode)
     }
@@ -270,6 +277,27 @@ mod tests {
         assert_eq!(list[0].api_mode, ApiMode::AnthropicMessages);
         assert_eq!(list[0].api_key.as_deref(), Some("sk-a"));
         assert_eq!(list[0].url(), "https://api.anthropic.com/v1/messages");
+    }
+
+    #[test]
+    fn openais_own_host_speaks_the_responses_api() {
+        let env = Env::from_pairs([("OPENAI_API_KEY", "sk-o")]);
+        let list = endpoints(&tree("model: {default: gpt-5, provider: openai}"), &env).unwrap();
+        assert_eq!(list[0].api_mode, ApiMode::CodexResponses);
+        assert_eq!(list[0].url(), "https://api.openai.com/v1/responses");
+        let local =
+            tree("model: {default: m, provider: openai, base_url: 'http://127.0.0.1:9/v1'}");
+        let list = endpoints(&local, &env).unwrap();
+        assert_eq!(
+            list[0].api_mode,
+            ApiMode::ChatCompletions,
+            "another server keeps chat"
+        );
+        let pinned = tree("model: {default: gpt-4o, provider: openai, api_mode: chat_completions}");
+        assert_eq!(
+            endpoints(&pinned, &env).unwrap()[0].api_mode,
+            ApiMode::ChatCompletions
+        );
     }
 
     #[test]

@@ -86,6 +86,8 @@ pub struct ChatMessage {
     pub name: Option<String>,
     /// Images for a model that can see (user messages and tool results).
     pub images: Vec<Image>,
+    /// What the provider asked to be sent back with this assistant message (JSON).
+    pub provider_items: Option<String>,
 }
 
 impl ChatMessage {
@@ -127,6 +129,8 @@ pub struct ChatRequest {
     /// Shared with the session's toolbox (and, schema by schema, with every other session).
     pub tools: Vec<Arc<ToolSchema>>,
     pub max_tokens: Option<u32>,
+    /// `agent.reasoning_effort`: `None` is the provider's default, `none` turns reasoning off.
+    pub reasoning_effort: Option<String>,
 }
 
 /// Token counts of one call.
@@ -179,6 +183,8 @@ pub struct Completion {
     pub finish_reason: String,
     /// The provider and model that answered, as `provider:model`.
     pub answered_by: String,
+    /// Items the provider wants back with this message next time (JSON), kept in the store.
+    pub provider_items: Option<String>,
 }
 
 /// Receives stream events as they arrive.

@@ -52,6 +52,7 @@ fn api_mode_word(mode: llm::ApiMode) -> &'static str {
     match mode {
         llm::ApiMode::ChatCompletions => "chat_completions",
         llm::ApiMode::AnthropicMessages => "anthropic_messages",
+        llm::ApiMode::CodexResponses => "codex_responses",
     }
 }
 
@@ -256,6 +257,7 @@ impl pb::models_server::Models for ModelsService {
             messages: vec![ChatMessage::user("Reply with the word: ok")],
             tools: Vec::new(),
             max_tokens: Some(1),
+            reasoning_effort: None,
         };
         let provider = llm::for_endpoint(endpoint);
         let mut ignore = |_: StreamEvent| {};

@@ -58,9 +58,9 @@ pub fn branch_conversation(
     let copied = tx
         .execute(
             "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, tool_name,
-                                   reasoning, finish_reason, created_at)
+                                   reasoning, finish_reason, created_at, provider_items)
              SELECT ?2, role, content, tool_calls, tool_call_id, tool_name, reasoning,
-                    finish_reason, created_at
+                    finish_reason, created_at, provider_items
              FROM messages WHERE session_id = ?1 AND id <= ?3 ORDER BY id",
             params![segment.id, branch.id, last_id],
         )

@@ -17,6 +17,9 @@ pub struct NewMessage {
     pub finish_reason: Option<String>,
     pub input_tokens: Option<i64>,
     pub output_tokens: Option<i64>,
+    /// The provider's own items to send back with this message (the Responses API's encrypted
+    /// reasoning), as JSON.
+    pub provider_items: Option<String>,
 }
 
 /// A stored message.
@@ -34,6 +37,7 @@ pub struct MessageRow {
     pub input_tokens: Option<i64>,
     pub output_tokens: Option<i64>,
     pub created_at: i64,
+    pub provider_items: Option<String>,
 }
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<MessageRow> {
@@ -50,6 +54,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<MessageRow> {
         input_tokens: row.get(9)?,
         output_tokens: row.get(10)?,
         created_at: row.get(11)?,
+        provider_items: row.get(12)?,
     })
 }
 
@@ -62,8 +67,9 @@ pub fn append_message(
     let now = now_ms();
     tx.execute(
         "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, tool_name,
-                               reasoning, finish_reason, input_tokens, output_tokens, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                               reasoning, finish_reason, input_tokens, output_tokens, created_at,
+                               provider_items)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         params![
             session_id,
             message.role,
@@ -75,7 +81,8 @@ pub fn append_message(
             message.finish_reason,
             message.input_tokens,
             message.output_tokens,
-            now
+            now,
+            message.provider_items
         ],
     )
     .map_err(|e| match e.sqlite_error_code() {
@@ -110,7 +117,7 @@ pub fn list_messages(
     let mut stmt = conn
         .prepare_cached(
             "SELECT id, session_id, role, content, tool_calls, tool_call_id, tool_name, reasoning,
-                    finish_reason, input_tokens, output_tokens, created_at
+                    finish_reason, input_tokens, output_tokens, created_at, provider_items
              FROM messages WHERE session_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
         )
         .map_err(StoreError::sql("list messages"))?;
@@ -130,7 +137,7 @@ pub fn recent_exchange_messages(
     let mut stmt = conn
         .prepare_cached(
             "SELECT id, session_id, role, content, tool_calls, tool_call_id, tool_name, reasoning,
-                    finish_reason, input_tokens, output_tokens, created_at
+                    finish_reason, input_tokens, output_tokens, created_at, provider_items
              FROM messages WHERE session_id = ?1 AND role IN ('user', 'assistant')
              ORDER BY id DESC LIMIT ?2",
         )

@@ -150,6 +150,9 @@ const MIGRATIONS: &[&str] = &[
     super::api_responses::RESPONSES_MIGRATION,
     // 16: digests of the signed webhook requests accepted within the hour.
     super::webhook::WEBHOOK_BODIES_MIGRATION,
+    // 17: what a provider asks to be sent back with an assistant message (the Responses API's
+    // encrypted reasoning items).
+    "ALTER TABLE messages ADD COLUMN provider_items TEXT;",
 ];
 
 /// The schema version this build writes.

@@ -82,6 +82,7 @@ fn request() -> ChatRequest {
         messages: vec![ChatMessage::user("Tell me about the quick brown fox.")],
         tools: Vec::new(),
         max_tokens: None,
+        reasoning_effort: None,
     }
 }
 
@@ -105,6 +106,8 @@ fn raw_receive_row(
             serde_json::json!({"model": "bench", "stream": true, "max_tokens": 10,
             "messages": [{"role": "user", "content": [{"type": "text", "text": "go"}]}]})
         }
+        ApiMode::CodexResponses => serde_json::json!({"model": "bench", "stream": true,
+            "store": false, "instructions": "", "input": [{"role": "user", "content": "go"}]}),
     };
     let chunks = token_chunks(CHUNKS);
     let mut samples = Vec::new();
@@ -364,6 +367,7 @@ fn main() {
     for (mode, label) in [
         (ApiMode::ChatCompletions, "OpenAI format"),
         (ApiMode::AnthropicMessages, "Anthropic format"),
+        (ApiMode::CodexResponses, "Responses format"),
     ] {
         let (provider, provider_median) = cpu_row(&runtime, &server, mode, label, runs);
         let (raw, raw_median, body) = raw_receive_row(&runtime, &server, mode, label, runs);

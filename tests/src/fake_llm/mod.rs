@@ -5,6 +5,7 @@
 
 mod anthropic;
 mod openai;
+mod responses;
 mod script;
 mod server;
 
@@ -252,6 +253,7 @@ impl FakeLlm {
             base_url: match mode {
                 ApiMode::ChatCompletions => self.openai_base(),
                 ApiMode::AnthropicMessages => self.anthropic_base(),
+                ApiMode::CodexResponses => self.openai_base(),
             },
             api_key: Some("sk-test".into()),
             api_mode: mode,

@@ -75,11 +75,13 @@ pub enum Reply {
         #[serde(default)]
         usage: Option<Usage>,
     },
-    /// Optional text, then one or more (parallel) tool calls.
+    /// Optional reasoning and text, then one or more (parallel) tool calls.
     ToolCalls {
         #[serde(default)]
         text: Option<String>,
         calls: Vec<ToolCall>,
+        #[serde(default)]
+        reasoning: Vec<String>,
     },
     /// Exactly this HTTP response, `Content-Type: application/json`, body verbatim.
     Error {
@@ -168,10 +170,10 @@ impl Reply {
         self
     }
 
-    /// Sets the reasoning chunks of a `Text` reply (panics on other variants).
+    /// Sets the reasoning chunks of a text or tool-call reply (panics on other variants).
     pub fn with_reasoning(mut self, chunks: &[&str]) -> Self {
         match &mut self {
-            Self::Text { reasoning, .. } => {
+            Self::Text { reasoning, .. } | Self::ToolCalls { reasoning, .. } => {
                 *reasoning = chunks.iter().map(|c| (*c).to_owned()).collect();
             }
             other => panic!("with_reasoning on a non-text reply: {other:?}"),
@@ -205,7 +207,11 @@ impl Reply {
 
     /// Several (parallel) tool calls and no text.
     pub fn tool_calls(calls: Vec<ToolCall>) -> Self {
-        Self::ToolCalls { text: None, calls }
+        Self::ToolCalls {
+            text: None,
+            calls,
+            reasoning: Vec::new(),
+        }
     }
 
     /// Any status with a verbatim JSON body.

@@ -17,7 +17,7 @@ use axum::{
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use super::{FakeModel, RecordedRequest, Reply, ToolCall, Usage, anthropic, openai};
+use super::{FakeModel, RecordedRequest, Reply, ToolCall, Usage, anthropic, openai, responses};
 
 pub(super) struct Script {
     pub(super) replies: VecDeque<Reply>,
@@ -41,6 +41,9 @@ pub(super) fn system_prompt(body: &Value) -> String {
     };
     if !body["system"].is_null() {
         return text(&body["system"]);
+    }
+    if let Some(instructions) = body["instructions"].as_str() {
+        return instructions.to_owned();
     }
     body["messages"]
         .as_array()
@@ -125,6 +128,7 @@ impl State {
 pub(super) enum Api {
     OpenAi,
     Anthropic,
+    Responses,
 }
 
 impl Api {
@@ -132,6 +136,7 @@ impl Api {
         match self {
             Self::OpenAi => openai::stream(turn, ctx, complete),
             Self::Anthropic => anthropic::stream(turn, ctx, complete),
+            Self::Responses => responses::stream(turn, ctx, complete),
         }
     }
 
@@ -139,6 +144,7 @@ impl Api {
         match self {
             Self::OpenAi => openai::json(turn, ctx),
             Self::Anthropic => anthropic::json(turn, ctx),
+            Self::Responses => responses::json(turn, ctx),
         }
     }
 
@@ -146,6 +152,7 @@ impl Api {
         match self {
             Self::OpenAi => openai::count_tool_results(body),
             Self::Anthropic => anthropic::count_tool_results(body),
+            Self::Responses => responses::count_tool_results(body),
         }
     }
 }
@@ -211,6 +218,7 @@ pub(super) async fn handle(AxumState(state): AxumState<Arc<State>>, request: Req
     match (route.0.as_str(), route.1.as_str()) {
         ("POST", "/v1/chat/completions") => chat(&state, Api::OpenAi, &body).await,
         ("POST", "/v1/messages") => chat(&state, Api::Anthropic, &body).await,
+        ("POST", "/v1/responses") => chat(&state, Api::Responses, &body).await,
         ("GET", "/v1/models") => list_models(&state),
         ("POST", "/api/show") => show_model(&state, &body),
         (method, path) => {
@@ -417,9 +425,11 @@ fn turn(reply: Reply, ctx: &Ctx, body: &Value) -> Turn {
             reasoning,
             usage,
         } => (reasoning, chunks, Vec::new(), usage, delay_ms),
-        Reply::ToolCalls { text, calls } => {
-            (Vec::new(), text.into_iter().collect(), calls, None, 0)
-        }
+        Reply::ToolCalls {
+            text,
+            calls,
+            reasoning,
+        } => (reasoning, text.into_iter().collect(), calls, None, 0),
         Reply::InvalidToolArguments { name } => {
             let call = ToolCall {
                 id: String::new(),

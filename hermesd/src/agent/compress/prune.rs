@@ -72,6 +72,7 @@ pub(super) fn pruned_copy(
                         tool_call_id: message.tool_call_id.clone(),
                         name: message.name.clone(),
                         images: Vec::new(),
+                        provider_items: message.provider_items.clone(),
                     }
                 }
                 None => message.clone(),

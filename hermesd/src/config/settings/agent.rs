@@ -22,6 +22,34 @@ pub struct AgentSection {
     pub tool_use_enforcement: Enforcement,
     /// `agent.image_input_mode`: how images the user attaches reach the main model.
     pub image_input_mode: ImageInputMode,
+    /// `agent.reasoning_effort`: `none`, `minimal` … `ultra`; `None` is the provider's default.
+    pub reasoning_effort: Option<String>,
+}
+
+/// Hermes' effort words (`false` and `disabled` mean `none`).
+const EFFORTS: [&str; 8] = [
+    "none", "minimal", "low", "medium", "high", "xhigh", "max", "ultra",
+];
+
+fn read_effort(r: &mut Reader<'_>) -> Option<String> {
+    r.value(
+        "agent.reasoning_effort",
+        None,
+        &"the provider's default",
+        |value| {
+            let word = match value {
+                Value::Bool(false) => "none".to_string(),
+                Value::String(s) => s.trim().to_ascii_lowercase(),
+                _ => return Verdict::Bad(format!("is not one of {}", EFFORTS.join(", "))),
+            };
+            match word.as_str() {
+                "" => Verdict::Use(None),
+                "false" | "disabled" => Verdict::Use(Some("none".into())),
+                w if EFFORTS.contains(&w) => Verdict::Use(Some(word)),
+                _ => Verdict::Bad(format!("is not one of {}", EFFORTS.join(", "))),
+            }
+        },
+    )
 }
 
 impl Default for AgentSection {
@@ -32,6 +60,7 @@ impl Default for AgentSection {
             system_prompt: None,
             tool_use_enforcement: Enforcement::Auto,
             image_input_mode: ImageInputMode::Auto,
+            reasoning_effort: None,
         }
     }
 }
@@ -58,6 +87,7 @@ impl AgentSection {
                     ("text", ImageInputMode::Text),
                 ],
             ),
+            reasoning_effort: read_effort(r),
         }
     }
 }

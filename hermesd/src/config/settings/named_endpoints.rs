@@ -74,10 +74,10 @@ pub fn read_named(r: &mut Reader<'_>) -> Vec<NamedEndpoint> {
                 r.notice(&key, node, "has no name", &"nothing");
                 continue;
             }
-            if let Some(entry) = read_entry(r, &key, name, node) {
-                if !out.iter().any(|e| e.name == entry.name) {
-                    out.push(entry);
-                }
+            if let Some(entry) = read_entry(r, &key, name, node)
+                && !out.iter().any(|e| e.name == entry.name)
+            {
+                out.push(entry);
             }
         }
     }
@@ -126,7 +126,7 @@ fn read_mode(part: &mut Reader<'_>) -> Option<ApiMode> {
         let word = value.as_str().map(str::trim);
         match API_MODES.iter().find(|(w, _)| Some(*w) == word) {
             Some((_, mode)) => Verdict::Use(Some(*mode)),
-            None => Verdict::Bad(format!("is not one of {}", names(&API_MODES[..2]))),
+            None => Verdict::Bad(format!("is not one of {}", names(&API_MODES[..3]))),
         }
     })
 }

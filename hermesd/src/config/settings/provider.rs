@@ -13,14 +13,18 @@ use super::read::{Reader, Verdict, names};
 pub enum ApiMode {
     ChatCompletions,
     AnthropicMessages,
+    /// The OpenAI Responses API (`POST …/responses`).
+    CodexResponses,
 }
 
 /// The words of `api_mode` (Hermes' names and their short forms).
-pub(super) const API_MODES: [(&str, ApiMode); 4] = [
+pub(super) const API_MODES: [(&str, ApiMode); 6] = [
     ("chat_completions", ApiMode::ChatCompletions),
     ("anthropic_messages", ApiMode::AnthropicMessages),
+    ("codex_responses", ApiMode::CodexResponses),
     ("openai", ApiMode::ChatCompletions),
     ("anthropic", ApiMode::AnthropicMessages),
+    ("responses", ApiMode::CodexResponses),
 ];
 
 impl fmt::Display for ApiMode {
@@ -28,6 +32,7 @@ impl fmt::Display for ApiMode {
         f.write_str(match self {
             Self::ChatCompletions => "chat_completions",
             Self::AnthropicMessages => "anthropic_messages",
+            Self::CodexResponses => "codex_responses",
         })
     }
 }
@@ -60,7 +65,7 @@ impl ProviderEntry {
                 match API_MODES.iter().find(|(w, _)| Some(*w) == word) {
                     Some((_, mode)) => Verdict::Use(Some(*mode)),
                     None if word == Some("") => Verdict::Use(None),
-                    None => Verdict::Bad(format!("is not one of {}", names(&API_MODES[..2]))),
+                    None => Verdict::Bad(format!("is not one of {}", names(&API_MODES[..3]))),
                 }
             }),
             text_tool_calls: r.flag_opt("text_tool_calls", "the provider's default"),

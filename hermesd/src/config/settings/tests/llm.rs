@@ -76,7 +76,9 @@ fn model_bad_values_are_one_notice_and_the_default() {
     assert_eq!(s.llm.context_length, None);
     let s = one_notice(
         "model: {api_mode: grpc}",
-        &["model.api_mode: \"grpc\" is not one of chat_completions or anthropic_messages"],
+        &[
+            "model.api_mode: \"grpc\" is not one of chat_completions, anthropic_messages or codex_responses",
+        ],
     );
     assert_eq!(s.llm.primary.api_mode, None);
     let s = one_notice(
