@@ -29,6 +29,9 @@ use crate::llm::providers;
 pub struct Credentials {
     home: PathBuf,
     inner: Mutex<Inner>,
+    /// Held while the store is written, so that writes land in order, each with the state as
+    /// it is when it runs.
+    writing: Mutex<()>,
 }
 
 #[derive(Debug, Default)]
@@ -83,6 +86,7 @@ impl Credentials {
         let credentials = Self {
             home: home.to_path_buf(),
             inner: Mutex::new(Inner::default()),
+            writing: Mutex::new(()),
         };
         credentials.reload(env, strategies);
         credentials
@@ -147,7 +151,8 @@ impl Credentials {
     }
 
     /// Credential `id` of pool `key` was refused with `status`: park it (until the provider's
-    /// reset when it gave one, else Hermes' TTL) and record it in hermesd's store.
+    /// reset when it gave one, else Hermes' TTL), in memory at once; [`Self::persist`] records
+    /// it in hermesd's store.
     pub fn park(
         &self,
         key: &str,
@@ -160,7 +165,7 @@ impl Credentials {
             .filter(|d| *d > Duration::from_secs(60))
             .unwrap_or_else(|| credential::park_ttl(status));
         let parked = Parked::new(SystemTime::now(), ttl, status, message);
-        let snapshot = {
+        {
             let mut inner = self.lock();
             let Some(pool) = inner.pools.get_mut(key) else {
                 return;
@@ -176,12 +181,18 @@ impl Credentials {
             for parked in inner.own.parked.values_mut() {
                 parked.retain(|_, p| p.until.is_none_or(|until| until > now));
             }
-            inner.own.clone()
-        };
-        tracing::warn!(pool = key, credential = id, status, "credential parked");
-        if let Err(e) = snapshot.write(&self.home) {
-            tracing::warn!(error = %e, "cannot record a parked credential");
         }
+        tracing::warn!(pool = key, credential = id, status, "credential parked");
+    }
+
+    /// Write hermesd's store as it is now (blocking: a file write and fsync).
+    pub fn persist(&self) -> Result<(), String> {
+        let _writing = self
+            .writing
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let snapshot = self.lock().own.clone();
+        snapshot.write(&self.home)
     }
 
     /// Every credential of every pool, in order.
@@ -232,7 +243,7 @@ impl Credentials {
             _ => return Err("give either a key or --key-env VAR".into()),
         };
         let id = new_id();
-        let (store, env, strategies) = {
+        let (env, strategies) = {
             let mut inner = self.lock();
             let rows = inner.own.credentials.entry(key.clone()).or_default();
             let label = if label.trim().is_empty() {
@@ -250,13 +261,9 @@ impl Credentials {
             if let Some(removed) = inner.own.removed.get_mut(&key) {
                 removed.retain(|r| *r != source);
             }
-            (
-                inner.own.clone(),
-                inner.env.clone(),
-                inner.strategies.clone(),
-            )
+            (inner.env.clone(), inner.strategies.clone())
         };
-        store.write(&self.home)?;
+        self.persist()?;
         self.reload(&env, &strategies);
         self.list()
             .0
@@ -299,7 +306,7 @@ impl Credentials {
                 format!("no credential {target:?} in pool {key} (see `hermesctl auth list`)")
             });
         };
-        let (store, env, strategies) = {
+        let (env, strategies) = {
             let mut inner = self.lock();
             if let Some(rows) = inner.own.credentials.get_mut(&key) {
                 rows.retain(|r| r.id != found.id);
@@ -315,13 +322,9 @@ impl Credentials {
             if let Some(parked) = inner.own.parked.get_mut(&key) {
                 parked.remove(&found.id);
             }
-            (
-                inner.own.clone(),
-                inner.env.clone(),
-                inner.strategies.clone(),
-            )
+            (inner.env.clone(), inner.strategies.clone())
         };
-        store.write(&self.home)?;
+        self.persist()?;
         self.reload(&env, &strategies);
         Ok(found)
     }

@@ -69,6 +69,7 @@ fn parking_is_recorded_and_survives_a_restart() {
         "You exceeded your current quota",
         None,
     );
+    credentials.persist().unwrap();
     assert_eq!(credentials.choose("openrouter", &[]).unwrap().id, "bbbbbb");
     let restarted = Credentials::load(home.path(), &Env::default(), &[]);
     assert_eq!(restarted.choose("openrouter", &[]).unwrap().id, "bbbbbb");
