@@ -431,3 +431,33 @@ async fn a_responses_api_turn_with_a_tool_call_keeps_its_reasoning_items() {
         "each answer's own item, in place"
     );
 }
+
+/// A turn whose answer read and wrote Anthropic's prompt cache costs what the price list says,
+/// bucket by bucket: 1,000 fresh input tokens at $3/M, 500 output at $15/M, 10,000 read at
+/// $0.30/M and 2,000 written at $3.75/M = $0.021.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_turn_with_cache_reads_costs_the_hand_computed_figure() {
+    let server = FakeLlm::start(vec![
+        Reply::text("cached")
+            .with_usage(1_000, 500)
+            .with_cache(10_000, 2_000),
+    ])
+    .await;
+    let home = TestHome::new();
+    home.use_fake_model(
+        &server,
+        &format!(
+            "model: {{default: claude-sonnet-4, api_mode: anthropic_messages, base_url: '{}'}}\n",
+            server.anthropic_base()
+        ),
+    );
+    let _stop = StopOnDrop(&home);
+    let out = home.ctl_async(&["send", "--json", "hi"]).await.json();
+    assert_eq!(out["answer"], "cached", "{out}");
+    let usage = &out["usage"];
+    assert_eq!(usage["cache_read_tokens"], 10_000);
+    assert_eq!(usage["cache_write_tokens"], 2_000);
+    let cost = usage["cost_usd"].as_f64().unwrap();
+    assert!((cost - 0.021).abs() < 1e-9, "{usage}");
+    assert_eq!(usage["cost_status"], "estimated");
+}

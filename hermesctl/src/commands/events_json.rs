@@ -5,12 +5,24 @@
 use hermes_proto::pb::{self, session_event::Kind};
 use serde_json::{Value, json};
 
+/// `actual`, `estimated`, `included`, `unknown`, or null where not recorded.
+pub fn cost_status(status: i32) -> Value {
+    match pb::CostStatus::try_from(status).unwrap_or_default() {
+        pb::CostStatus::Unspecified => Value::Null,
+        pb::CostStatus::Actual => "actual".into(),
+        pb::CostStatus::Estimated => "estimated".into(),
+        pb::CostStatus::Included => "included".into(),
+        pb::CostStatus::Unknown => "unknown".into(),
+    }
+}
+
 fn usage(u: Option<&pb::Usage>) -> Value {
     u.map_or(Value::Null, |u| {
         json!({
             "input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
             "cache_read_tokens": u.cache_read_tokens, "cache_write_tokens": u.cache_write_tokens,
             "reasoning_tokens": u.reasoning_tokens, "cost_usd": u.cost_usd,
+            "cost_status": cost_status(u.cost_status),
         })
     })
 }

@@ -110,6 +110,7 @@ pub async fn run(ctx: &Context, words: Vec<String>, flags: SendFlags) -> Result<
                 "cache_write_tokens": usage.cache_write_tokens,
                 "reasoning_tokens": usage.reasoning_tokens,
                 "cost_usd": usage.cost_usd,
+                "cost_status": crate::commands::events_json::cost_status(usage.cost_status),
             },
         }));
     } else {

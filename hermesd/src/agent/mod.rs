@@ -43,7 +43,7 @@ pub use session::{
     BusyPolicy, MAX_INPUT_BYTES, Submitted, Target, TurnError, TurnInput, prepare,
     prepare_with_images, prepare_with_loaded, run_prepared, send, spawn_turn, submit,
 };
-pub use turn::{TurnEnd, TurnOutcome};
+pub use turn::{TurnEnd, TurnOutcome, pb_cost_status};
 pub use vision::VisionModel;
 
 /// Evict live sessions nobody has used for `sessions.evict_after` seconds (default 600), until

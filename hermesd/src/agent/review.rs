@@ -300,6 +300,7 @@ mod tests {
             answer: String::new(),
             usage: Usage::default(),
             cost_usd: None,
+            cost_status: crate::llm::CostStatus::Unknown,
             answered_by: String::new(),
             iterations: tool_iterations + 1,
             tool_calls: tool_iterations,

@@ -332,6 +332,7 @@ async fn steered_outcome(
         answer,
         usage: llm::Usage::default(),
         cost_usd: None,
+        cost_status: llm::CostStatus::Unknown,
         answered_by: String::new(),
         iterations: 0,
         tool_calls: 0,

@@ -41,8 +41,10 @@ pub struct TurnOutcome {
     pub session_id: String,
     pub answer: String,
     pub usage: Usage,
-    /// Estimated cost in USD; `None` when no call had known prices.
+    /// Cost in USD; `None` when a call's price is unknown.
     pub cost_usd: Option<f64>,
+    /// How `cost_usd` is known (the least certain of the turn's calls).
+    pub cost_status: llm::CostStatus,
     pub answered_by: String,
     pub iterations: u32,
     pub tool_calls: u32,
@@ -101,6 +103,8 @@ pub(super) enum Stop {
 pub(super) struct Tally {
     pub(super) usage: Usage,
     pub(super) cost_usd: Option<f64>,
+    /// `None` until a call is counted.
+    pub(super) cost_status: Option<llm::CostStatus>,
     pub(super) answered_by: String,
     pub(super) iterations: u32,
     pub(super) tool_calls: u32,
@@ -108,6 +112,16 @@ pub(super) struct Tally {
     pub(super) tools_used: Vec<String>,
     /// Time spent running tools (for the per-iteration overhead log).
     pub(super) tool_time: std::time::Duration,
+}
+
+/// How a cost is known, on the wire.
+pub fn pb_cost_status(status: llm::CostStatus) -> pb::CostStatus {
+    match status {
+        llm::CostStatus::Actual => pb::CostStatus::Actual,
+        llm::CostStatus::Estimated => pb::CostStatus::Estimated,
+        llm::CostStatus::Included => pb::CostStatus::Included,
+        llm::CostStatus::Unknown => pb::CostStatus::Unknown,
+    }
 }
 
 fn pb_class(class: ErrorClass) -> pb::ErrorClass {
@@ -206,6 +220,7 @@ impl Turn {
             answer,
             usage: tally.usage,
             cost_usd: tally.cost_usd,
+            cost_status: tally.cost_status.unwrap_or(llm::CostStatus::Unknown),
             answered_by: tally.answered_by,
             iterations: tally.iterations,
             tool_calls: tally.tool_calls,
@@ -440,22 +455,19 @@ impl Turn {
             }
         })?;
         tally.usage.add(&completion.usage);
-        let priced = self
+        let (priced, status) = self
             .chain
             .endpoints
             .iter()
             .find(|e| e.label() == completion.answered_by)
-            .and_then(|e| {
-                llm::cost_usd(
-                    &e.provider,
-                    &e.model,
-                    completion.usage.input_tokens,
-                    completion.usage.output_tokens,
-                )
+            .map_or((None, llm::CostStatus::Unknown), |e| {
+                let includes_cache = e.api_mode != llm::ApiMode::AnthropicMessages;
+                llm::call_cost(&e.provider, &e.model, &completion.usage, includes_cache)
             });
         if let Some(cost) = priced {
             tally.cost_usd = Some(tally.cost_usd.unwrap_or(0.0) + cost);
         }
+        tally.cost_status = Some(tally.cost_status.map_or(status, |s| s.combine(status)));
         tally.answered_by = completion.answered_by.clone();
         Ok(completion)
     }
@@ -571,6 +583,10 @@ impl Turn {
                     cache_write_tokens: tally.usage.cache_write_tokens,
                     reasoning_tokens: tally.usage.reasoning_tokens,
                     cost_usd: tally.cost_usd,
+                    cost_status: tally
+                        .cost_status
+                        .map_or(pb::CostStatus::Unspecified, pb_cost_status)
+                        as i32,
                 }),
                 iterations: tally.iterations,
                 tool_calls: tally.tool_calls,

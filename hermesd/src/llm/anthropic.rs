@@ -124,6 +124,7 @@ fn usage_of(value: &Value) -> Usage {
         output_tokens: n("output_tokens"),
         cache_read_tokens: n("cache_read_input_tokens"),
         cache_write_tokens: n("cache_creation_input_tokens"),
+        reported_cost_usd: None,
         reasoning_tokens: 0,
     }
 }

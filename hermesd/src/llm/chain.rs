@@ -167,7 +167,7 @@ impl Chain {
                 let again = error.class == ErrorClass::RateLimit
                     && rate_limited.as_deref() == Some(lease.id.as_str());
                 if matches!(error.class, ErrorClass::Auth | ErrorClass::Billing) || again {
-                    self.park(pool, lease, &error).await;
+                    self.park(pool, lease, &error);
                     tried.push(lease.id.clone());
                     rate_limited = None;
                     if self.lease(endpoint, &tried).is_some() {
@@ -200,22 +200,24 @@ impl Chain {
         }
     }
 
-    /// Park the credential `error` refused (the store write runs off the async threads).
-    async fn park(&self, pool: &str, lease: &Lease, error: &LlmError) {
+    /// Park the credential `error` refused: at once in memory, so the next attempt skips it;
+    /// the store is written off the async threads while the request goes on.
+    fn park(&self, pool: &str, lease: &Lease, error: &LlmError) {
         let Some(credentials) = self.credentials.clone() else {
             return;
         };
         tracing::warn!(pool, credential = %lease.label, class = error.class.as_str(), error = %error.message, "credential refused; trying the next one");
-        let (pool, id, status, message, reset) = (
-            pool.to_string(),
-            lease.id.clone(),
+        credentials.park(
+            pool,
+            &lease.id,
             error.status,
-            error.message.clone(),
+            &error.message,
             error.retry_after,
         );
-        let park = move || credentials.park(&pool, &id, status, &message, reset);
-        if tokio::task::spawn_blocking(park).await.is_err() {
-            tracing::warn!("recording a parked credential failed");
-        }
+        tokio::task::spawn_blocking(move || {
+            if let Err(e) = credentials.persist() {
+                tracing::warn!(error = %e, "cannot record a parked credential");
+            }
+        });
     }
 }

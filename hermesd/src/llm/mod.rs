@@ -23,7 +23,7 @@ mod types;
 mod vision;
 
 pub use crate::config::settings::Timing;
-pub use catalog::{CONTEXT_FLOOR, cost_usd, prices};
+pub use catalog::{CONTEXT_FLOOR, CostStatus, Prices, call_cost, prices};
 pub use chain::{Chain, ChainNotice, RetryPolicy};
 pub use endpoint::{ApiMode, Endpoint};
 pub use error::{ErrorClass, LlmError};

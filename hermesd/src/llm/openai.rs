@@ -95,8 +95,9 @@ fn usage_of(value: &Value) -> Usage {
         input_tokens: n("/prompt_tokens"),
         output_tokens: n("/completion_tokens"),
         cache_read_tokens: n("/prompt_tokens_details/cached_tokens"),
-        cache_write_tokens: 0,
+        cache_write_tokens: n("/prompt_tokens_details/cache_write_tokens"),
         reasoning_tokens: n("/completion_tokens_details/reasoning_tokens"),
+        reported_cost_usd: value.get("cost").and_then(Value::as_f64),
     }
 }
 

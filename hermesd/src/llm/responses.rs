@@ -111,6 +111,7 @@ fn usage_of(usage: &Value) -> Usage {
         cache_read_tokens: n("/input_tokens_details/cached_tokens"),
         cache_write_tokens: n("/input_tokens_details/cache_creation_tokens"),
         reasoning_tokens: n("/output_tokens_details/reasoning_tokens"),
+        reported_cost_usd: None,
     }
 }
 

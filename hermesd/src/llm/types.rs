@@ -134,13 +134,15 @@ pub struct ChatRequest {
 }
 
 /// Token counts of one call.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub cache_read_tokens: u64,
     pub cache_write_tokens: u64,
     pub reasoning_tokens: u64,
+    /// What the provider says the call cost (OpenRouter's `usage.cost`).
+    pub reported_cost_usd: Option<f64>,
 }
 
 impl Usage {
@@ -150,6 +152,10 @@ impl Usage {
         self.cache_read_tokens += other.cache_read_tokens;
         self.cache_write_tokens += other.cache_write_tokens;
         self.reasoning_tokens += other.reasoning_tokens;
+        self.reported_cost_usd = match (self.reported_cost_usd, other.reported_cost_usd) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
     }
 }
 

@@ -33,6 +33,7 @@ pub fn session(row: SessionRow) -> pb::Session {
             cache_write_tokens: row.cache_write_tokens.max(0) as u64,
             reasoning_tokens: row.reasoning_tokens.max(0) as u64,
             cost_usd: row.cost_usd,
+            cost_status: pb::CostStatus::Unspecified as i32,
         }),
         last_seq: row.last_seq.max(0) as u64,
         busy_policy: busy_policy(&row.busy_policy) as i32,
@@ -77,6 +78,7 @@ pub fn send_response(outcome: crate::agent::TurnOutcome) -> pb::SendResponse {
             cache_write_tokens: outcome.usage.cache_write_tokens,
             reasoning_tokens: outcome.usage.reasoning_tokens,
             cost_usd: outcome.cost_usd,
+            cost_status: crate::agent::pb_cost_status(outcome.cost_status) as i32,
         }),
     }
 }

@@ -154,8 +154,8 @@ impl ModelsService {
             r#ref: Some(model_ref(endpoint)),
             context_length: context,
             context_source: source.as_str().into(),
-            input_price_per_mtok: prices.map(|p| p.0),
-            output_price_per_mtok: prices.map(|p| p.1),
+            input_price_per_mtok: prices.map(|p| p.input),
+            output_price_per_mtok: prices.map(|p| p.output),
         }
     }
 }

@@ -75,7 +75,9 @@ pub(super) fn stream(turn: &Turn, ctx: &Ctx, complete: bool) -> Vec<Part> {
             "content": [],
             "stop_reason": null,
             "stop_sequence": null,
-            "usage": {"input_tokens": turn.usage.input_tokens, "output_tokens": 0},
+            "usage": {"input_tokens": turn.usage.input_tokens, "output_tokens": 0,
+                      "cache_read_input_tokens": turn.usage.cache_read_tokens,
+                      "cache_creation_input_tokens": turn.usage.cache_write_tokens},
         },
     }))];
     let mut first_delta = true;
@@ -125,8 +127,9 @@ pub(super) fn json(turn: &Turn, ctx: &Ctx) -> Value {
         let input = serde_json::from_str(&arguments).unwrap_or(Value::String(arguments));
         content.push(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}));
     }
-    let usage =
-        json!({"input_tokens": turn.usage.input_tokens, "output_tokens": turn.usage.output_tokens});
+    let usage = json!({"input_tokens": turn.usage.input_tokens, "output_tokens": turn.usage.output_tokens,
+                       "cache_read_input_tokens": turn.usage.cache_read_tokens,
+                       "cache_creation_input_tokens": turn.usage.cache_write_tokens});
     json!({
         "id": format!("msg_fake_{}", ctx.seq),
         "type": "message",

@@ -27,7 +27,11 @@ fn finish_reason(turn: &Turn) -> &'static str {
 
 fn usage(turn: &Turn) -> Value {
     let (input, output) = (turn.usage.input_tokens, turn.usage.output_tokens);
-    json!({"prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output})
+    let mut usage = json!({"prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output});
+    if turn.usage.cache_read_tokens > 0 {
+        usage["prompt_tokens_details"] = json!({"cached_tokens": turn.usage.cache_read_tokens});
+    }
+    usage
 }
 
 /// The SSE parts of `turn`; with `complete == false`, stops before the finish chunk and `[DONE]`.

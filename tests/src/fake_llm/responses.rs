@@ -14,7 +14,7 @@ fn event(value: Value) -> Part {
 fn usage(turn: &Turn) -> Value {
     let (input, output) = (turn.usage.input_tokens, turn.usage.output_tokens);
     json!({"input_tokens": input, "output_tokens": output, "total_tokens": input + output,
-           "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}})
+           "input_tokens_details": {"cached_tokens": turn.usage.cache_read_tokens}, "output_tokens_details": {"reasoning_tokens": 0}})
 }
 
 fn reasoning_item(turn: &Turn, ctx: &Ctx) -> Value {

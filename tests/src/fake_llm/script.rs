@@ -9,6 +9,12 @@ use serde::Deserialize;
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Prompt tokens read from / written to the provider's cache, reported in each API's fields
+    /// (Anthropic apart from `input_tokens`, OpenAI's shapes within it).
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    #[serde(default)]
+    pub cache_write_tokens: u64,
 }
 
 /// One tool call of a [`Reply::ToolCalls`]. An empty `id` is replaced by `call_<request>_<index>`.
@@ -188,9 +194,24 @@ impl Reply {
                 *usage = Some(Usage {
                     input_tokens,
                     output_tokens,
+                    ..Usage::default()
                 })
             }
             other => panic!("with_usage on a non-text reply: {other:?}"),
+        }
+        self
+    }
+
+    /// Sets the cache tokens of a `Text` reply's usage (after [`Self::with_usage`]).
+    pub fn with_cache(mut self, read: u64, write: u64) -> Self {
+        match &mut self {
+            Self::Text {
+                usage: Some(usage), ..
+            } => {
+                usage.cache_read_tokens = read;
+                usage.cache_write_tokens = write;
+            }
+            other => panic!("with_cache on a reply without usage: {other:?}"),
         }
         self
     }

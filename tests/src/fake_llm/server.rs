@@ -454,6 +454,7 @@ fn turn(reply: Reply, ctx: &Ctx, body: &Value) -> Turn {
     let usage = usage.unwrap_or(Usage {
         input_tokens: (body.to_string().len() as u64 / 4).max(1),
         output_tokens: (produced as u64 / 4).max(1),
+        ..Usage::default()
     });
     Turn {
         reasoning,
