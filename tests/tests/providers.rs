@@ -25,6 +25,7 @@ fn request(text: &str) -> ChatRequest {
         })],
         max_tokens: None,
         reasoning_effort: None,
+        cache_ttl: None,
     }
 }
 

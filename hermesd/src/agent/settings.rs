@@ -31,6 +31,8 @@ pub struct TurnSettings {
     pub enforcement: Enforcement,
     /// `agent.reasoning_effort`.
     pub reasoning_effort: Option<String>,
+    /// `prompt_caching.cache_ttl` is `1h`.
+    pub cache_ttl_1h: bool,
 }
 
 impl TurnSettings {
@@ -48,6 +50,7 @@ impl TurnSettings {
             system_message: agent.system_prompt.clone(),
             enforcement: agent.tool_use_enforcement.clone(),
             reasoning_effort: agent.reasoning_effort.clone(),
+            cache_ttl_1h: settings.llm.cache_ttl_1h,
         }
     }
 }

@@ -43,6 +43,7 @@ pub fn request(user: &str, assistant: &str) -> ChatRequest {
         tools: Vec::new(),
         max_tokens: Some(40),
         reasoning_effort: None,
+        cache_ttl: None,
     }
 }
 

@@ -393,6 +393,7 @@ impl Turn {
             },
             max_tokens: None,
             reasoning_effort: self.settings.reasoning_effort.clone(),
+            cache_ttl: self.settings.cache_ttl_1h.then(|| "1h".to_string()),
         };
         tally.iterations += 1;
         let live = self.live.clone();

@@ -64,6 +64,7 @@ impl VisionHandle for VisionModel {
             tools: Vec::new(),
             max_tokens: Some(MAX_ANSWER_TOKENS),
             reasoning_effort: None,
+            cache_ttl: None,
         };
         auxiliary::complete(&state, AuxiliaryTask::Vision, &request, cancel)
             .await

@@ -18,8 +18,13 @@ const DEFAULT_MAX_TOKENS: u32 = 8192;
 /// Cache breakpoints on the last messages; with the system prompt that makes Anthropic's maximum of 4.
 const CACHED_TAIL: usize = 3;
 
-fn ephemeral() -> Value {
-    json!({"type": "ephemeral"})
+/// A cache breakpoint: Anthropic's default 5-minute cache, or the hour `prompt_caching.cache_ttl:
+/// 1h` asks for.
+fn ephemeral(request: &ChatRequest) -> Value {
+    match request.cache_ttl.as_deref() {
+        Some("1h") => json!({"type": "ephemeral", "ttl": "1h"}),
+        _ => json!({"type": "ephemeral"}),
+    }
 }
 
 /// Content blocks of one message.
@@ -88,7 +93,7 @@ fn messages(request: &ChatRequest) -> Vec<Value> {
             if index + CACHED_TAIL >= count
                 && let Some(last) = content.last_mut()
             {
-                last["cache_control"] = ephemeral();
+                last["cache_control"] = ephemeral(request);
             }
             json!({"role": role, "content": content})
         })
@@ -105,7 +110,7 @@ pub fn body(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> Value {
     });
     if !request.system.is_empty() {
         body["system"] =
-            json!([{"type": "text", "text": request.system, "cache_control": ephemeral()}]);
+            json!([{"type": "text", "text": request.system, "cache_control": ephemeral(request)}]);
     }
     if !request.tools.is_empty() {
         body["tools"] = request
@@ -363,6 +368,18 @@ mod tests {
         assert!(messages[2]["content"][0].get("cache_control").is_none());
         assert!(messages[3]["content"][0]["cache_control"].is_object());
         assert!(messages[5]["content"][0]["cache_control"].is_object());
+        assert!(
+            messages[5]["content"][0]["cache_control"]
+                .get("ttl")
+                .is_none()
+        );
+        request.cache_ttl = Some("1h".into());
+        let body = super::body(&endpoint(), &request, true);
+        assert_eq!(body["system"][0]["cache_control"]["ttl"], "1h");
+        assert_eq!(
+            body["messages"][5]["content"][0]["cache_control"]["ttl"],
+            "1h"
+        );
     }
 
     #[test]

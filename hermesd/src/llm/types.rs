@@ -131,6 +131,8 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
     /// `agent.reasoning_effort`: `None` is the provider's default, `none` turns reasoning off.
     pub reasoning_effort: Option<String>,
+    /// `prompt_caching.cache_ttl`: `5m` (the default) or `1h`, for Anthropic's cache.
+    pub cache_ttl: Option<String>,
 }
 
 /// Token counts of one call.

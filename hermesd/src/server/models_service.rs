@@ -258,6 +258,7 @@ impl pb::models_server::Models for ModelsService {
             tools: Vec::new(),
             max_tokens: Some(1),
             reasoning_effort: None,
+            cache_ttl: None,
         };
         let provider = llm::for_endpoint(endpoint);
         let mut ignore = |_: StreamEvent| {};

@@ -83,6 +83,7 @@ fn request() -> ChatRequest {
         tools: Vec::new(),
         max_tokens: None,
         reasoning_effort: None,
+        cache_ttl: None,
     }
 }
 

@@ -119,6 +119,7 @@ pub(super) fn summary_request_for(
         // Headroom over the target so a long summary (or a thinking model) is not cut mid-section.
         max_tokens: Some(max_summary_tokens.saturating_mul(2).max(1_024)),
         reasoning_effort: None,
+        cache_ttl: None,
     }
 }
 

@@ -67,6 +67,8 @@ pub struct LlmSection {
     pub named: Vec<super::NamedEndpoint>,
     /// `credential_pool_strategies`: pool key → strategy word.
     pub pool_strategies: Vec<(String, &'static str)>,
+    /// `prompt_caching.cache_ttl: 1h` (Anthropic's hour-long cache; `5m`, the default, is false).
+    pub cache_ttl_1h: bool,
     /// The notices reading these keys gave (also in `Config::notices`): an edit of the model
     /// configuration through the Models service that leads to one is refused.
     pub problems: Vec<String>,
@@ -83,6 +85,11 @@ impl LlmSection {
             supports_vision: own.flag_opt("model.supports_vision", "the model's known capability"),
             named: super::named_endpoints::read_named(&mut own),
             pool_strategies: super::named_endpoints::read_strategies(&mut own),
+            cache_ttl_1h: own.word(
+                "prompt_caching.cache_ttl",
+                "5m",
+                &[("5m", "5m"), ("1h", "1h")],
+            ) == "1h",
             problems: Vec::new(),
         };
         section.problems = own.notices().to_vec();

@@ -51,6 +51,7 @@ fn a_conversation_becomes_instructions_and_input_items() {
         })],
         max_tokens: Some(100),
         reasoning_effort: Some("high".into()),
+        cache_ttl: None,
     };
     let body = body(&endpoint(), &request, true);
     assert_eq!(body["instructions"], "be brief");
