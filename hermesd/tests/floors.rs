@@ -20,6 +20,7 @@ const FLOORS: &[(&str, u32)] = &[
     ("hub", 4),
     ("policy", 4),
     ("confine", 5),
+    ("auth", 5),
     ("llm", 6),
     ("exec", 6),
     ("browser", 6),

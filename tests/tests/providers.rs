@@ -601,3 +601,49 @@ async fn responses_api_errors_keep_their_classes() {
     let error = run(&chain, &request("hi")).await.result.unwrap_err();
     assert_eq!(error.class, ErrorClass::Billing);
 }
+
+/// A refused key hands the request to the next key in the pool's own order: with round_robin
+/// the refused first key is followed by the second, and the next request goes on to the third.
+#[tokio::test]
+async fn a_refused_key_rotates_in_the_pools_order() {
+    let home = tempfile::tempdir().unwrap();
+    let rows: Vec<String> = (0..3)
+        .map(|i| format!(r#"{{"id": "k{i}", "label": "key{i}", "priority": {i}, "source": "manual", "access_token": "sk-{i}"}}"#))
+        .collect();
+    std::fs::write(
+        home.path().join("auth.json"),
+        format!(
+            r#"{{"version": 1, "credential_pool": {{"openrouter": [{}]}}}}"#,
+            rows.join(",")
+        ),
+    )
+    .unwrap();
+    let strategies = [(
+        "openrouter".to_string(),
+        hermesd::auth::Strategy::RoundRobin,
+    )];
+    let credentials = hermesd::auth::Credentials::load(
+        home.path(),
+        &hermes_proto::env::Env::default(),
+        &strategies,
+    );
+    let server = FakeLlm::start(vec![
+        Reply::unauthorized(),
+        Reply::text("one"),
+        Reply::text("two"),
+    ])
+    .await;
+    let mut keyed = endpoint(&server, "m", ApiMode::ChatCompletions);
+    keyed.pool = Some("openrouter".into());
+    keyed.api_key = None;
+    let mut chain = chain(vec![keyed]);
+    chain.credentials = Some(std::sync::Arc::new(credentials));
+    assert_eq!(run(&chain, &request("a")).await.result.unwrap().text, "one");
+    assert_eq!(run(&chain, &request("b")).await.result.unwrap().text, "two");
+    let keys: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| r.header("authorization").unwrap_or("").to_string())
+        .collect();
+    assert_eq!(keys, ["Bearer sk-0", "Bearer sk-1", "Bearer sk-2"]);
+}

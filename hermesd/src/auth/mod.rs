@@ -22,7 +22,7 @@ use hermes_file::HermesAuth;
 use own_store::{OwnRow, OwnStore};
 pub use pool::{Lease, Pool, Strategy};
 
-use crate::llm::providers;
+use crate::config::providers;
 
 /// Every provider's pool.
 #[derive(Debug)]

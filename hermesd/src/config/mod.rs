@@ -6,6 +6,7 @@
 pub mod edit;
 mod error;
 mod layers;
+pub mod providers;
 mod sections;
 pub mod settings;
 

@@ -136,8 +136,10 @@ impl Chain {
         let mut stream = true;
         let mut tried: Vec<String> = Vec::new();
         let mut rate_limited: Option<String> = None;
+        // The credential already chosen for the next attempt (after a refusal).
+        let mut chosen: Option<(String, Lease)> = None;
         loop {
-            let lease = self.lease(endpoint, &tried);
+            let lease = chosen.take().or_else(|| self.lease(endpoint, &tried));
             let provider = match &lease {
                 Some((_, lease)) => provider::for_endpoint(&Endpoint {
                     api_key: Some(lease.secret.expose().to_string()),
@@ -170,7 +172,8 @@ impl Chain {
                     self.park(pool, lease, &error);
                     tried.push(lease.id.clone());
                     rate_limited = None;
-                    if self.lease(endpoint, &tried).is_some() {
+                    chosen = self.lease(endpoint, &tried);
+                    if chosen.is_some() {
                         continue;
                     }
                     return Err(error);

@@ -13,7 +13,6 @@ pub mod image_prep;
 mod metadata;
 mod openai;
 mod provider;
-pub mod providers;
 mod responses;
 mod settings;
 mod sse;
@@ -22,7 +21,7 @@ mod transport;
 mod types;
 mod vision;
 
-pub use crate::config::settings::Timing;
+pub use crate::config::{providers, settings::Timing};
 pub use catalog::{CONTEXT_FLOOR, CostStatus, Prices, call_cost, prices};
 pub use chain::{Chain, ChainNotice, RetryPolicy};
 pub use endpoint::{ApiMode, Endpoint};

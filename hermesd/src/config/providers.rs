@@ -4,7 +4,7 @@
 
 use hermes_proto::env::Env;
 
-use super::endpoint::ApiMode;
+use super::settings::ApiMode;
 
 /// How a provider is signed in to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
