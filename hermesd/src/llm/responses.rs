@@ -4,6 +4,9 @@
 //! assistant message and sent back on the next request, as Hermes does (`store: false`, so the
 //! server keeps nothing).
 
+use std::borrow::Cow;
+
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{
@@ -175,6 +178,28 @@ impl Items {
     }
 }
 
+/// One streamed event, parsed without a JSON tree for the per-token deltas (items and the final
+/// response, once each, keep theirs).
+#[derive(Deserialize)]
+struct Event<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default, borrow)]
+    delta: Option<Cow<'a, str>>,
+    #[serde(default)]
+    output_index: usize,
+    #[serde(default)]
+    item: Option<Value>,
+    #[serde(default)]
+    response: Option<Value>,
+    #[serde(default)]
+    error: Option<Value>,
+    #[serde(default, borrow)]
+    code: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    message: Option<Cow<'a, str>>,
+}
+
 /// Apply one streamed event; `Ok(true)` once the response is complete.
 pub(super) fn handle_event(
     label: &str,
@@ -182,25 +207,22 @@ pub(super) fn handle_event(
     asm: &mut Assembler<'_, '_>,
     items: &mut Items,
 ) -> Result<bool, LlmError> {
-    let event: Value = serde_json::from_str(data).map_err(|e| {
+    let event: Event<'_> = serde_json::from_str(data).map_err(|e| {
         LlmError::new(
             ErrorClass::StreamCut,
             label,
             format!("malformed stream event ({e})"),
         )
     })?;
-    let text = |k: &str| event.get(k).and_then(Value::as_str).unwrap_or("");
-    let index = event
-        .get("output_index")
-        .and_then(Value::as_u64)
-        .unwrap_or(0) as usize;
-    match text("type") {
-        "response.output_text.delta" => asm.text(text("delta")),
+    let index = event.output_index;
+    let delta = event.delta.as_deref().unwrap_or("");
+    match event.kind.as_ref() {
+        "response.output_text.delta" => asm.text(delta),
         "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-            asm.reasoning(text("delta"));
+            asm.reasoning(delta);
         }
         "response.output_item.added" => {
-            let item = &event["item"];
+            let item = event.item.as_ref().unwrap_or(&Value::Null);
             if item.get("type").and_then(Value::as_str) == Some("function_call") {
                 let field = |k: &str| item.get(k).and_then(Value::as_str);
                 asm.tool_call(index, field("call_id"), field("name"), "");
@@ -208,11 +230,13 @@ pub(super) fn handle_event(
         }
         "response.function_call_arguments.delta" => {
             items.streamed_arguments.insert(index);
-            asm.tool_call(index, None, None, text("delta"));
+            asm.tool_call(index, None, None, delta);
         }
-        "response.output_item.done" => items.done(index, &event["item"], asm),
+        "response.output_item.done" => {
+            items.done(index, event.item.as_ref().unwrap_or(&Value::Null), asm);
+        }
         "response.completed" | "response.incomplete" => {
-            let response = &event["response"];
+            let response = event.response.unwrap_or(Value::Null);
             asm.usage(usage_of(&response["usage"]));
             let cut = response
                 .pointer("/incomplete_details/reason")
@@ -225,15 +249,17 @@ pub(super) fn handle_event(
             return Ok(true);
         }
         "response.failed" => {
-            let error = event.pointer("/response/error").unwrap_or(&Value::Null);
-            return Err(failure(label, error));
+            let response = event.response.unwrap_or(Value::Null);
+            return Err(failure(
+                label,
+                response.get("error").unwrap_or(&Value::Null),
+            ));
         }
         "error" => {
-            let error = event
-                .get("error")
-                .filter(|e| e.is_object())
-                .unwrap_or(&event);
-            return Err(failure(label, error));
+            let error = event.error.filter(Value::is_object).unwrap_or_else(
+                || json!({"code": event.code.as_deref(), "message": event.message.as_deref()}),
+            );
+            return Err(failure(label, &error));
         }
         _ => {}
     }
