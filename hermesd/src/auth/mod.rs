@@ -101,7 +101,7 @@ impl Credentials {
         }
         let (hermes, problem) = HermesAuth::read(&self.home.join("auth.json"), env);
         problems.extend(problem);
-        let (own, problem) = OwnStore::read(&self.home);
+        let (mut own, problem) = OwnStore::read(&self.home);
         problems.extend(problem);
         for problem in &problems {
             tracing::warn!(problem, "credentials");
@@ -111,8 +111,14 @@ impl Credentials {
         for (key, pool) in &mut pools {
             if let Some(old) = inner.pools.get(key) {
                 for credential in &pool.credentials {
+                    // A parking not yet written to the store is kept, in memory and in the
+                    // copy of the store the next write starts from.
                     if let Some(parked) = old.parked.get(&credential.id) {
                         pool.parked.insert(credential.id.clone(), parked.clone());
+                        own.parked
+                            .entry(key.clone())
+                            .or_default()
+                            .insert(credential.id.clone(), parked.clone());
                     }
                     if let Some(uses) = old.uses.get(&credential.id) {
                         pool.uses.insert(credential.id.clone(), *uses);
@@ -140,14 +146,6 @@ impl Credentials {
     pub fn choose(&self, key: &str, tried: &[String]) -> Option<Lease> {
         let now = SystemTime::now();
         self.lock().pools.get_mut(key)?.choose(now, tried)
-    }
-
-    /// Whether pool `key` has any credential with a secret (usable or parked).
-    pub fn has_pool(&self, key: &str) -> bool {
-        self.lock()
-            .pools
-            .get(key)
-            .is_some_and(|pool| pool.credentials.iter().any(|c| c.secret.is_some()))
     }
 
     /// Credential `id` of pool `key` was refused with `status`: park it (until the provider's
