@@ -647,3 +647,34 @@ async fn a_refused_key_rotates_in_the_pools_order() {
         .collect();
     assert_eq!(keys, ["Bearer sk-0", "Bearer sk-1", "Bearer sk-2"]);
 }
+
+/// Reasoning items the endpoint cannot decrypt (another model or account made them) are refused;
+/// the request goes again without them instead of failing the turn.
+#[tokio::test]
+async fn responses_api_drops_reasoning_items_it_refuses() {
+    let server = FakeLlm::start(vec![
+        Reply::error(
+            400,
+            r#"{"error":{"message":"The encrypted content could not be verified.","code":"invalid_encrypted_content"}}"#,
+        ),
+        Reply::text("fresh start"),
+    ])
+    .await;
+    let chain = chain(vec![endpoint(&server, "gpt-5", ApiMode::CodexResponses)]);
+    let mut asked = request("hi");
+    asked.messages.insert(
+        0,
+        ChatMessage {
+            provider_items: Some(
+                r#"[{"type":"reasoning","encrypted_content":"other-org"}]"#.into(),
+            ),
+            ..ChatMessage::assistant("earlier")
+        },
+    );
+    let out = run(&chain, &asked).await.result.unwrap();
+    assert_eq!(out.text, "fresh start");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[0].body.to_string().contains("other-org"));
+    assert!(!requests[1].body.to_string().contains("other-org"));
+}

@@ -20,8 +20,14 @@ use super::{
 /// The effort sent when `agent.reasoning_effort` says nothing (Hermes' default).
 const DEFAULT_EFFORT: &str = "medium";
 
-/// The JSON body of a request.
+/// The JSON body of a request (the stored reasoning items sent back).
+#[cfg(test)]
 pub fn body(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> Value {
+    body_with(endpoint, request, stream, true)
+}
+
+/// The body, with the stored reasoning items sent back or not (`replay`).
+fn body_with(endpoint: &Endpoint, request: &ChatRequest, stream: bool, replay: bool) -> Value {
     let mut input = Vec::with_capacity(request.messages.len());
     let mut instructions = request.system.clone();
     for m in &request.messages {
@@ -34,7 +40,7 @@ pub fn body(endpoint: &Endpoint, request: &ChatRequest, stream: bool) -> Value {
             }
             Role::User => input.push(user_item(&m.content, &m.images)),
             Role::Assistant => {
-                if let Some(items) = m.provider_items.as_deref()
+                if let Some(items) = m.provider_items.as_deref().filter(|_| replay)
                     && let Ok(Value::Array(items)) = serde_json::from_str::<Value>(items)
                 {
                     input.extend(items);
@@ -275,13 +281,25 @@ pub async fn call(
     sink: &mut EventSink<'_>,
 ) -> Result<Completion, LlmError> {
     let label = endpoint.label();
-    let mut builder = client
-        .post(endpoint.url())
-        .json(&body(endpoint, request, stream));
-    if let Some(key) = &endpoint.api_key {
-        builder = builder.bearer_auth(key);
-    }
-    let response = http::send(builder, endpoint).await?;
+    let post = |replay: bool| {
+        let builder = client
+            .post(endpoint.url())
+            .json(&body_with(endpoint, request, stream, replay));
+        match &endpoint.api_key {
+            Some(key) => builder.bearer_auth(key),
+            None => builder,
+        }
+    };
+    // Reasoning items another model or account encrypted are refused (`invalid_encrypted_content`,
+    // after a model change, say): the request goes again without them, as Hermes does.
+    let replayed = request.messages.iter().any(|m| m.provider_items.is_some());
+    let response = match http::send(post(true), endpoint).await {
+        Err(e) if replayed && e.status == Some(400) && e.message.contains("encrypted") => {
+            tracing::warn!(provider = %label, error = %e.message, "stored reasoning refused; sending the request without it");
+            http::send(post(false), endpoint).await?
+        }
+        other => other?,
+    };
     let mut asm = Assembler::new(sink);
     let mut items = Items::default();
     if stream {
